@@ -1,0 +1,1 @@
+"""Builders: they turn a normalised pattern into an automaton, which is plain data."""

@@ -1,0 +1,59 @@
+"""The event model shared by sources and runtimes (SPEC section 1).
+
+An event that reaches an automaton is a small slotted object: its row id, its
+timestamp in seconds, its type, the values of all columns (``None`` when missing),
+and a bit mask of the pattern variables whose type and single-variable conditions
+it passed in the prefilter.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Kind(enum.Enum):
+    INT = "int"
+    FLOAT = "float"
+    STR = "str"
+    UNKNOWN = "unknown"  # no value seen yet
+
+    @property
+    def numeric(self) -> bool:
+        return self in (Kind.INT, Kind.FLOAT)
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The columns of an input, their kinds, and which ones hold type and time."""
+
+    columns: tuple[str, ...]
+    kinds: tuple[Kind, ...]
+    type_col: str = "type"
+    time_col: str = "ts"
+
+    def index(self, column: str) -> int:
+        return self.columns.index(column)
+
+    def kind(self, column: str) -> Kind:
+        if column == self.time_col:
+            return Kind.FLOAT  # conditions see the timestamp in seconds
+        return self.kinds[self.columns.index(column)]
+
+
+class Event:
+    """One input row that some pattern variable can use."""
+
+    __slots__ = ("row", "ts", "type", "values", "mask")
+
+    def __init__(
+        self, row: int, ts: float, type_: str, values: tuple[object, ...], mask: int
+    ) -> None:
+        self.row = row
+        self.ts = ts
+        self.type = type_
+        self.values = values
+        self.mask = mask
+
+    def __repr__(self) -> str:
+        return f"Event(row={self.row}, ts={self.ts}, type={self.type!r})"

@@ -1,0 +1,1 @@
+"""Normalisation of a checked query to DNF branches (SPEC section 3)."""

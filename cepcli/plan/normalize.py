@@ -1,0 +1,142 @@
+"""Query -> Pattern: DNF expansion (paper section 5.2) and per-branch conditions."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from cepcli.errors import QueryError
+from cepcli.plan.pattern import Branch, Condition, Pattern, Role, Variable
+from cepcli.query import ast as a
+from cepcli.query.checks import check_query
+
+MAX_BRANCHES = 256
+
+# A partial branch while expanding: its variables and its order pairs.
+_Partial = tuple[tuple[Variable, ...], frozenset[tuple[str, str]]]
+
+
+def normalize(query: a.Query, max_branches: int = MAX_BRANCHES) -> Pattern:
+    """Check the query, expand its structure to DNF and attach the conditions."""
+    check_query(query)
+    count = count_branches(query.structure)
+    if count > max_branches:
+        raise QueryError(
+            f"the pattern expands to {count} DNF branches, more than the limit of"
+            f" {max_branches}: simplify the OR/AND nesting",
+            query.structure.span,
+        )
+    variables = _variables(query.structure)
+    conditions = [_classify(c, variables) for c in a.conjuncts(query.where)]
+    equiv = tuple(c.attr for c in a.conjuncts(query.where) if isinstance(c, a.Equiv))
+    branches = []
+    for names, order in _expand(query.structure, variables):
+        _check_branch(names, query)
+        bound = {v.name for v in names}
+        kept = tuple(c for c in conditions if c.variables <= bound and not _is_equiv(c))
+        branches.append(Branch(names, order, kept, equiv))
+    for cond in conditions:
+        if not any(cond.variables <= {v.name for v in b.variables} for b in branches):
+            raise QueryError(
+                "this condition mixes variables of different OR branches, so no branch"
+                " could ever check it",
+                cond.expr.span,
+            )
+    filters = tuple(
+        (v.name, tuple(c.expr for c in conditions if c.prefilter and c.variables == {v.name}))
+        for v in variables.values()
+    )
+    return Pattern(
+        tuple(branches), tuple(variables.values()), query.window.seconds, filters, query
+    )
+
+
+def count_branches(node: a.Structure) -> int:
+    """How many DNF branches a structure expands to, without expanding it."""
+    match node:
+        case a.Prim() | a.Kleene() | a.Neg():
+            return 1
+        case a.Disj(items):
+            return sum(count_branches(i) for i in items)
+        case a.Seq(items) | a.Conj(items):
+            total = 1
+            for item in items:
+                total *= count_branches(item)
+            return total
+    raise TypeError(node)
+
+
+def _variables(structure: a.Structure) -> dict[str, Variable]:
+    out: dict[str, Variable] = {}
+    for bit, leaf in enumerate(a.iter_structure(structure)):
+        match leaf:
+            case a.Prim(type_, name):
+                out[name] = Variable(name, type_, Role.POSITIVE, bit, span=leaf.span)
+            case a.Kleene(type_, name, lo, hi):
+                out[name] = Variable(name, type_, Role.KLEENE, bit, lo, hi, span=leaf.span)
+            case a.Neg(a.Prim(type_, name)):
+                out[name] = Variable(name, type_, Role.NEGATED, bit, span=leaf.span)
+    return out
+
+
+def _expand(node: a.Structure, variables: dict[str, Variable]) -> list[_Partial]:
+    match node:
+        case a.Prim(_, name) | a.Kleene(_, name) | a.Neg(a.Prim(_, name)):
+            return [((variables[name],), frozenset())]
+        case a.Disj(items):
+            return [p for item in items for p in _expand(item, variables)]
+        case a.Seq(items) | a.Conj(items):
+            choices = [_expand(item, variables) for item in items]
+            ordered = isinstance(node, a.Seq)
+            return [_combine(combo, ordered) for combo in product(*choices)]
+    raise TypeError(node)
+
+
+def _combine(parts: tuple[_Partial, ...], ordered: bool) -> _Partial:
+    names: tuple[Variable, ...] = ()
+    order: set[tuple[str, str]] = set()
+    for i, (vars_i, order_i) in enumerate(parts):
+        names += vars_i
+        order |= order_i
+        if ordered:
+            for vars_j, _ in parts[i + 1 :]:
+                order |= {(x.name, y.name) for x in vars_i for y in vars_j}
+    return names, frozenset(order)
+
+
+def _check_branch(names: tuple[Variable, ...], query: a.Query) -> None:
+    if all(v.negated for v in names):
+        only = ", ".join(v.name for v in names)
+        raise QueryError(
+            f"a branch of the pattern has only negated events ({only}): NOT cannot be the"
+            " whole pattern, it needs a positive event to relate to",
+            names[0].span if names else query.structure.span,
+        )
+
+
+def _is_equiv(cond: Condition) -> bool:
+    return isinstance(cond.expr, a.Equiv)
+
+
+def _classify(expr: a.Expr, variables: dict[str, Variable]) -> Condition:
+    nodes = a.iter_expr(expr)
+    names = a.variables_of(expr)
+    iterates = None
+    from_second = False
+    whole: set[str] = set()
+    for node in nodes:
+        if isinstance(node, a.Attr) and node.index in (a.Index.EACH, a.Index.PREV):
+            iterates = node.var
+            from_second |= node.index is a.Index.PREV
+        elif isinstance(node, a.Agg) and node.scope is a.Scope.PREFIX:
+            iterates = node.var
+            from_second = True
+        elif isinstance(node, a.Attr) and node.index in (a.Index.FIRST, a.Index.LAST):
+            whole.add(node.var)
+        elif isinstance(node, a.Agg):
+            whole.add(node.var)
+    single = len(names) == 1 and not whole and not from_second
+    (only,) = names if len(names) == 1 else (None,)
+    prefilter = single and only is not None and (
+        iterates == only or not variables[only].kleene
+    )
+    return Condition(expr, names, iterates, from_second, frozenset(whole), prefilter)

@@ -1,0 +1,125 @@
+"""The normalised pattern: DNF branches of variables, order pairs and conditions."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from cepcli.errors import NO_SPAN, Span
+from cepcli.query import ast as a
+
+
+class Role(enum.Enum):
+    POSITIVE = "positive"
+    KLEENE = "kleene"
+    NEGATED = "negated"
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A pattern variable. ``bit`` is its position in the query (event masks use it)."""
+
+    name: str
+    type: str
+    role: Role
+    bit: int
+    lo: int = 1
+    hi: int | None = 1
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def kleene(self) -> bool:
+        return self.role is Role.KLEENE
+
+    @property
+    def negated(self) -> bool:
+        return self.role is Role.NEGATED
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A top-level WHERE conjunct, classified by what it references."""
+
+    expr: a.Expr
+    variables: frozenset[str]
+    iterates: str | None = None  # Kleene var referenced element-wise (b[i], b[i-1], b[..i-1])
+    from_second: bool = False  # uses b[i-1] or b[..i-1]: checked from the 2nd element on
+    whole: frozenset[str] = frozenset()  # Kleene vars used as a whole (b[1], b[last], b[])
+    prefilter: bool = False  # single-variable, element-wise: applied before the automaton
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One DNF branch: its variables (pattern order), order pairs and conditions."""
+
+    variables: tuple[Variable, ...]
+    order: frozenset[tuple[str, str]]  # (x, y): x before y in stream order, closed
+    conditions: tuple[Condition, ...]
+    equiv: tuple[str, ...] = ()  # [attr] tests
+
+    @property
+    def positives(self) -> tuple[Variable, ...]:
+        """Variables bound in a match: positive and Kleene ones."""
+        return tuple(v for v in self.variables if not v.negated)
+
+    @property
+    def negated(self) -> tuple[Variable, ...]:
+        return tuple(v for v in self.variables if v.negated)
+
+    def before(self, name: str) -> frozenset[str]:
+        """Bound variables that must precede ``name``."""
+        bound = {v.name for v in self.positives}
+        return frozenset(x for x, y in self.order if y == name and x in bound)
+
+    def after(self, name: str) -> frozenset[str]:
+        """Bound variables that must follow ``name``."""
+        bound = {v.name for v in self.positives}
+        return frozenset(y for x, y in self.order if x == name and y in bound)
+
+    def conditions_on(self, name: str) -> tuple[Condition, ...]:
+        return tuple(c for c in self.conditions if name in c.variables)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The names a match of this branch binds; branches with equal keys can duplicate."""
+        return tuple(sorted(v.name for v in self.positives))
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A whole normalised query."""
+
+    branches: tuple[Branch, ...]
+    variables: tuple[Variable, ...]  # all variables of the query, by bit
+    window: float  # seconds
+    filters: tuple[tuple[str, tuple[a.Expr, ...]], ...]  # per variable, prefilter conjuncts
+    query: a.Query
+
+    def variable(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def filters_of(self, name: str) -> tuple[a.Expr, ...]:
+        return dict(self.filters).get(name, ())
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """Attributes the conditions read."""
+        out: set[str] = set()
+        for branch in self.branches:
+            for cond in branch.conditions:
+                out |= _attrs(cond.expr)
+            out |= set(branch.equiv)
+        return frozenset(out)
+
+
+def _attrs(expr: a.Expr) -> set[str]:
+    out: set[str] = set()
+    for node in a.iter_expr(expr):
+        if isinstance(node, a.Attr):
+            out.add(node.attr)
+        elif isinstance(node, a.Agg) and node.attr is not None:
+            out.add(node.attr)
+    return out

@@ -1,0 +1,1 @@
+"""The query language: grammar, typed AST, printer and semantic checks."""

@@ -1,0 +1,275 @@
+"""The typed AST of a SASE+ query: frozen dataclasses, each with its source span.
+
+Spans do not take part in equality, so ``parse(print(q)) == q`` holds.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from cepcli.errors import NO_SPAN, Span
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False)
+
+
+# --- pattern structure ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Prim:
+    """``Type var``: one event of a type."""
+
+    type: str
+    var: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Kleene:
+    """``Type+ var[]`` (lo=1, hi=None) or a bounded repetition ``Type{lo,hi} var[]``."""
+
+    type: str
+    var: str
+    lo: int = 1
+    hi: int | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """``NOT(Type var)``: no such event at this place."""
+
+    item: Prim
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    items: tuple[Structure, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Conj:
+    """``AND(...)``: all items, in any order."""
+
+    items: tuple[Structure, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Disj:
+    """``OR(...)``: any one item."""
+
+    items: tuple[Structure, ...]
+    span: Span = _span()
+
+
+Structure = Prim | Kleene | Neg | Seq | Conj | Disj
+
+
+# --- conditions -------------------------------------------------------------------
+
+
+class Index(enum.Enum):
+    """How a reference picks events of its variable."""
+
+    PLAIN = "plain"  # a.x           (positive or negated variable)
+    EACH = "i"  # b[i].x        (every element of a Kleene subset)
+    PREV = "i-1"  # b[i-1].x      (the previous element)
+    FIRST = "1"  # b[1].x
+    LAST = "last"  # b[last].x
+
+
+class Scope(enum.Enum):
+    """What an aggregate runs over."""
+
+    ALL = "[]"  # b[].x     the whole subset
+    PREFIX = "[..i-1]"  # b[..i-1].x the elements before the current one
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    value: int | float
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Str:
+    value: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Bool:
+    value: bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """``a.x``, ``b[i].x``, ``b[i-1].x``, ``b[1].x`` or ``b[last].x``."""
+
+    var: str
+    attr: str
+    index: Index = Index.PLAIN
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Agg:
+    """``avg(b[].x)``, ``count(b[])``, ``max(b[..i-1].x)`` ..."""
+
+    func: str
+    var: str
+    attr: str | None
+    scope: Scope = Scope.ALL
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Abs:
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Minus:
+    """Unary minus."""
+
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Arith:
+    op: str  # + - * / %
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    op: str  # = != < <= > >=   (== and <> are normalised to = and !=)
+    left: Expr
+    right: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    op: str  # "and" | "or"
+    items: tuple[Expr, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Equiv:
+    """``[attr]``: every event of the match, negated ones included, has the same attr."""
+
+    attr: str
+    span: Span = _span()
+
+
+Expr = Num | Str | Bool | Attr | Agg | Abs | Minus | Arith | Compare | BoolOp | Not | Equiv
+
+AGGREGATES = ("avg", "sum", "min", "max", "count")
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """A window length as written (``2 hours``) and in seconds."""
+
+    value: float
+    unit: str  # canonical unit: "" (timestamp units), ms, s, min, h, d
+
+    @property
+    def seconds(self) -> float:
+        return self.value * UNIT_SECONDS[self.unit]
+
+
+UNIT_SECONDS: dict[str, float] = {"": 1.0, "ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+UNIT_ALIASES: dict[str, str] = {
+    "ms": "ms",
+    "millisecond": "ms",
+    "milliseconds": "ms",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "m": "min",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "d": "d",
+    "day": "d",
+    "days": "d",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    structure: Structure
+    window: Duration
+    where: Expr | None = None
+    strategy: str = "skip_till_any_match"
+    source: str | None = None  # FROM 'path', as written
+    span: Span = _span()
+
+
+def iter_structure(node: Structure) -> list[Prim | Kleene | Neg]:
+    """The elements of a structure, left to right."""
+    match node:
+        case Prim() | Kleene() | Neg():
+            return [node]
+        case Seq(items) | Conj(items) | Disj(items):
+            return [leaf for item in items for leaf in iter_structure(item)]
+    raise TypeError(node)
+
+
+def iter_expr(expr: Expr) -> list[Expr]:
+    """Every node of a condition, parents before children."""
+    out: list[Expr] = [expr]
+    match expr:
+        case Abs(operand) | Minus(operand) | Not(operand):
+            out += iter_expr(operand)
+        case Arith(_, left, right) | Compare(_, left, right):
+            out += iter_expr(left) + iter_expr(right)
+        case BoolOp(_, items):
+            for item in items:
+                out += iter_expr(item)
+    return out
+
+
+def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
+    """The top-level AND conjuncts of a condition."""
+    if expr is None:
+        return ()
+    if isinstance(expr, BoolOp) and expr.op == "and":
+        return tuple(c for item in expr.items for c in conjuncts(item))
+    return (expr,)
+
+
+def variables_of(expr: Expr) -> frozenset[str]:
+    """The variables a condition mentions (``[attr]`` mentions none by itself)."""
+    return frozenset(
+        node.var for node in iter_expr(expr) if isinstance(node, Attr | Agg)
+    )

@@ -1,0 +1,172 @@
+"""Semantic checks of a parsed query: variables, references, and the input's columns."""
+
+from __future__ import annotations
+
+from cepcli.errors import QueryError, Span
+from cepcli.events import Kind, Schema
+from cepcli.query import ast as a
+
+ITERATING = (a.Index.EACH, a.Index.PREV)
+
+
+def check_query(query: a.Query) -> None:
+    """Checks that need only the query text. Raises ``QueryError`` with a span."""
+    elements = _declared(query)
+    if query.where is not None:
+        check_condition_shape(query.where)
+    for conjunct in a.conjuncts(query.where):
+        _check_conjunct(conjunct, elements)
+
+
+def _declared(query: a.Query) -> dict[str, a.Prim | a.Kleene | a.Neg]:
+    seen: dict[str, a.Prim | a.Kleene | a.Neg] = {}
+    for leaf in a.iter_structure(query.structure):
+        var = leaf.item.var if isinstance(leaf, a.Neg) else leaf.var
+        if var in seen:
+            raise QueryError(f"variable {var!r} is declared twice", leaf.span)
+        seen[var] = leaf
+    return seen
+
+
+def _check_conjunct(conjunct: a.Expr, elements: dict[str, a.Prim | a.Kleene | a.Neg]) -> None:
+    nodes = a.iter_expr(conjunct)
+    for node in nodes:
+        if isinstance(node, a.Equiv) and node is not conjunct:
+            raise QueryError(
+                f"[{node.attr}] must stand alone as a top-level AND condition", node.span
+            )
+        if isinstance(node, a.Attr | a.Agg):
+            _check_reference(node, elements)
+    iterated = {n.var for n in nodes if _iterates(n)}
+    if len(iterated) > 1:
+        raise QueryError(
+            "a condition can iterate over one Kleene variable only"
+            f" (it uses {', '.join(sorted(iterated))} element by element)",
+            _span_of(conjunct),
+        )
+    negated = sorted(v for v in a.variables_of(conjunct) if isinstance(elements[v], a.Neg))
+    if len(negated) > 1:
+        raise QueryError(
+            f"a condition can mention one negated variable only (it mentions {', '.join(negated)})",
+            _span_of(conjunct),
+        )
+    if negated and iterated:
+        raise QueryError(
+            f"a condition on the negated variable {negated[0]} cannot iterate over"
+            f" {iterated.pop()}[i]: use [1], [last] or an aggregate over []",
+            _span_of(conjunct),
+        )
+
+
+def _iterates(node: a.Expr) -> bool:
+    return (isinstance(node, a.Attr) and node.index in ITERATING) or (
+        isinstance(node, a.Agg) and node.scope is a.Scope.PREFIX
+    )
+
+
+def _check_reference(node: a.Attr | a.Agg, elements: dict[str, a.Prim | a.Kleene | a.Neg]) -> None:
+    element = elements.get(node.var)
+    if element is None:
+        known = ", ".join(elements)
+        raise QueryError(f"unknown variable {node.var!r} (the pattern declares {known})", node.span)
+    kleene = isinstance(element, a.Kleene)
+    if isinstance(node, a.Agg):
+        if not kleene:
+            raise QueryError(
+                f"{node.func}() aggregates a Kleene variable, and {node.var} is a single event",
+                node.span,
+            )
+    elif node.index is a.Index.PLAIN and kleene:
+        raise QueryError(
+            f"{node.var} is a Kleene variable: write {node.var}[i].{node.attr},"
+            f" {node.var}[1].{node.attr}, {node.var}[last].{node.attr} or an aggregate",
+            node.span,
+        )
+    elif node.index is not a.Index.PLAIN and not kleene:
+        raise QueryError(
+            f"{node.var}[{node.index.value}] indexes a single event: {node.var} is not a"
+            f" Kleene variable (write {node.var}.{node.attr})",
+            node.span,
+        )
+
+
+def _span_of(expr: a.Expr) -> Span:
+    return expr.span
+
+
+def check_schema(query: a.Query, schema: Schema) -> None:
+    """Checks against the input's columns: attributes exist, literals match column kinds."""
+    for node in a.iter_expr(query.where) if query.where is not None else []:
+        for column, span in _columns_of(node):
+            if column not in schema.columns:
+                raise QueryError(
+                    f"the input has no column {column!r} (columns: {', '.join(schema.columns)})",
+                    span,
+                )
+        if isinstance(node, a.Compare):
+            _check_kinds(node, schema)
+        if isinstance(node, a.Agg) and node.func != "count" and node.attr is not None:
+            if schema.kind(node.attr) is Kind.STR:
+                raise QueryError(
+                    f"{node.func}() needs a numeric column, and {node.attr!r} holds text", node.span
+                )
+
+
+def _columns_of(node: a.Expr) -> list[tuple[str, a.Span]]:
+    match node:
+        case a.Attr(_, attr):
+            return [(attr, node.span)]
+        case a.Agg(_, _, str(attr)):
+            return [(attr, node.span)]
+        case a.Equiv(attr):
+            return [(attr, node.span)]
+    return []
+
+
+def _check_kinds(node: a.Compare, schema: Schema) -> None:
+    for column_side, literal in ((node.left, node.right), (node.right, node.left)):
+        if not isinstance(column_side, a.Attr):
+            continue
+        kind = schema.kind(column_side.attr)
+        if kind.numeric and isinstance(literal, a.Str):
+            raise QueryError(
+                f"{column_side.var}.{column_side.attr} is numeric and is compared with the"
+                f" string {literal.value!r}",
+                node.span,
+            )
+        if kind is Kind.STR and isinstance(literal, a.Num) and node.op not in ("=", "!="):
+            raise QueryError(
+                f"{column_side.var}.{column_side.attr} holds text and is compared with the"
+                f" number {literal.value}",
+                node.span,
+            )
+
+
+def check_condition_shape(expr: a.Expr) -> None:
+    """Boolean structure on top, comparisons at the leaves, values inside comparisons."""
+    match expr:
+        case a.BoolOp(_, items):
+            for item in items:
+                check_condition_shape(item)
+        case a.Not(operand):
+            check_condition_shape(operand)
+        case a.Compare(_, left, right):
+            for side in (left, right):
+                _check_value(side)
+        case a.Bool() | a.Equiv():
+            pass
+        case _:
+            raise QueryError("expected a condition such as a.x > 3 here", expr.span)
+
+
+def _check_value(expr: a.Expr) -> None:
+    match expr:
+        case a.Abs(operand) | a.Minus(operand):
+            _check_value(operand)
+        case a.Arith(_, left, right):
+            _check_value(left)
+            _check_value(right)
+        case a.Num() | a.Str() | a.Bool() | a.Attr() | a.Agg():
+            pass
+        case _:
+            raise QueryError("a comparison compares values, not conditions", expr.span)

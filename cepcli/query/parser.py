@@ -1,0 +1,347 @@
+"""Query text -> ``Query`` AST. The lark tree never leaves this module."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.tree import Meta
+
+from cepcli.errors import QueryError, Span
+from cepcli.query import ast as a
+
+_TOKEN_NAMES = {
+    "_PATTERN": "PATTERN",
+    "_WITHIN": "WITHIN",
+    "_WHERE": "WHERE",
+    "_FROM": "FROM",
+    "_SEQ": "SEQ",
+    "_AND": "AND",
+    "_OR": "OR",
+    "_NOT": "NOT",
+    "_NEGATE": "NOT",
+    "NAME": "a name",
+    "STRING": "a quoted string",
+    "NUMBER": "a number",
+    "INT": "an integer",
+    "COMMA": "','",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "DOT": "'.'",
+    "COMP_OP": "a comparison",
+    "STRATEGY": "a selection strategy",
+    "$END": "end of query",
+}
+
+
+@cache
+def _parser() -> Lark:
+    grammar = resources.files("cepcli.query").joinpath("grammar.lark").read_text()
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+def parse_query(text: str, filename: str = "<query>") -> a.Query:
+    """Parse SASE+ text. Raises ``QueryError`` (with the caret snippet) on any error."""
+    try:
+        tree = _parser().parse(text)
+        query: a.Query = _ToAst().transform(tree)
+    except UnexpectedInput as err:
+        raise _syntax_error(err).located(text, filename) from None
+    except VisitError as err:
+        if isinstance(err.orig_exc, QueryError):
+            raise err.orig_exc.located(text, filename) from None
+        raise
+    return query
+
+
+def _syntax_error(err: UnexpectedInput) -> QueryError:
+    span = Span(err.line, err.column, err.line, err.column + 1) if err.line > 0 else Span(0, 0)
+    if isinstance(err, UnexpectedCharacters):
+        return QueryError(f"unexpected character {err.char!r}", span)
+    expected = set(getattr(err, "expected", ()) or getattr(err, "accepts", ()) or ())
+    if isinstance(err, UnexpectedEOF):
+        found = "end of query"
+    else:
+        assert isinstance(err, UnexpectedToken)
+        token = err.token
+        found = "end of query" if token.type == "$END" else repr(str(token))
+        if token.type == "$END":
+            span = _end_span(err)
+    if {"COMMA", "RPAR"} <= expected:
+        return QueryError(f"expected ',' or ')' in the pattern, found {found}", span)
+    if "_WITHIN" in expected and not expected & {"NAME", "STRING"}:
+        return QueryError(f"missing WITHIN clause (found {found})", span)
+    if "_PATTERN" in expected:
+        return QueryError(f"a query starts with PATTERN (or FROM 'file'), found {found}", span)
+    if expected == {"NAME"} or expected == {"NAME", "STRING"}:
+        return QueryError(f"expected a name, found {found}", span)
+    names = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in expected})
+    listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return QueryError(f"unexpected {found}; expected {listed}", span)
+
+
+def _end_span(err: UnexpectedToken) -> Span:
+    """Point just past the last character of the query for 'end of query' errors."""
+    line = err.token.line or 0
+    col = err.token.column or 0
+    return Span(line, col, line, col + 1)
+
+
+def _span(meta: Meta) -> Span:
+    if getattr(meta, "empty", True):
+        return Span(0, 0)
+    return Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _tok_span(tok: Token) -> Span:
+    return Span(tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0)
+
+
+def _unquote(tok: Token) -> str:
+    return str(tok)[1:-1]
+
+
+def _number(text: str) -> int | float:
+    value = float(text)
+    if value.is_integer() and not any(c in text for c in ".eE"):
+        return int(text)
+    return value
+
+
+@v_args(meta=True, inline=True)
+class _ToAst(Transformer[Token, Any]):
+    """One method per grammar rule, each returning an AST dataclass."""
+
+    def start(self, meta: Meta, *parts: Any) -> a.Query:
+        source = None
+        where: tuple[str, a.Expr | None] = ("skip_till_any_match", None)
+        structure: a.Structure | None = None
+        window: a.Duration | None = None
+        for part in parts:
+            match part:
+                case ("from", str(path)):
+                    source = path
+                case ("where", strategy, cond):
+                    where = (strategy, cond)
+                case a.Duration():
+                    window = part
+                case _:
+                    structure = part
+        assert structure is not None and window is not None
+        return a.Query(structure, window, _value(where[1]) if where[1] is not None else None,
+                       where[0], source, _span(meta))
+
+    def from_clause(self, meta: Meta, path: Token) -> tuple[str, str]:
+        return ("from", _unquote(path))
+
+    def seq(self, meta: Meta, *items: a.Structure) -> a.Seq:
+        return a.Seq(tuple(items), _span(meta))
+
+    def conj(self, meta: Meta, *items: a.Structure) -> a.Conj:
+        return a.Conj(tuple(items), _span(meta))
+
+    def disj(self, meta: Meta, *items: a.Structure) -> a.Disj:
+        return a.Disj(tuple(items), _span(meta))
+
+    def type_name(self, meta: Meta, tok: Token) -> str:
+        return _unquote(tok) if tok.type == "STRING" else str(tok)
+
+    def prim(self, meta: Meta, type_: str, var: Token) -> a.Prim:
+        return a.Prim(type_, str(var), _span(meta))
+
+    def kleene_plus(self, meta: Meta, type_: str, var: Token) -> a.Kleene:
+        return a.Kleene(type_, str(var), 1, None, _span(meta))
+
+    def kleene_bounded(
+        self, meta: Meta, type_: str, bounds: tuple[int, int | None], var: Token
+    ) -> a.Kleene:
+        lo, hi = bounds
+        if hi is not None and hi < lo:
+            raise QueryError(f"repetition bounds {{{lo},{hi}}}: the upper bound is below the lower", _span(meta))
+        if lo < 1 or hi == 0:
+            raise QueryError("a repetition needs at least one event (use NOT for none)", _span(meta))
+        return a.Kleene(type_, str(var), lo, hi, _span(meta))
+
+    def bounds_exact(self, meta: Meta, n: Token) -> tuple[int, int | None]:
+        return int(n), int(n)
+
+    def bounds_range(self, meta: Meta, lo: Token, hi: Token | None = None) -> tuple[int, int | None]:
+        return int(lo), (int(hi) if hi is not None else None)
+
+    def neg_paren(self, meta: Meta, item: a.Structure) -> a.Neg:
+        return self._negate(meta, item)
+
+    def neg_plain(self, meta: Meta, item: a.Structure) -> a.Neg:
+        return self._negate(meta, item)
+
+    def _negate(self, meta: Meta, item: a.Structure) -> a.Neg:
+        match item:
+            case a.Prim():
+                return a.Neg(item, _span(meta))
+            case a.Kleene():
+                raise QueryError("Kleene closure inside NOT is not supported", item.span)
+            case a.Neg():
+                raise QueryError("double negation: NOT of a NOT", item.span)
+        raise QueryError(
+            "NOT applies to a single event 'Type var', not to a whole pattern", _span(meta)
+        )
+
+    def where_braced(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+        return self._where(parts)
+
+    def where_plain(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+        return self._where(parts)
+
+    def where_strategy_only(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+        return self._where(parts)
+
+    def _where(self, parts: tuple[Any, ...]) -> tuple[str, str, a.Expr | None]:
+        strategy = "skip_till_any_match"
+        cond = None
+        for part in parts:
+            if isinstance(part, Token) and part.type == "STRATEGY":
+                strategy = str(part).lower()
+                if strategy != "skip_till_any_match":
+                    raise QueryError(
+                        f"selection strategy {strategy} is not supported"
+                        " (cepcli implements skip_till_any_match)",
+                        _tok_span(part),
+                    )
+            else:
+                cond = part
+        return ("where", strategy, cond)
+
+    def within_clause(self, meta: Meta, number: Token, unit: Token | None = None) -> a.Duration:
+        value = _number(str(number))
+        canonical = ""
+        if unit is not None:
+            key = str(unit).lower()
+            if key not in a.UNIT_ALIASES:
+                raise QueryError(
+                    f"unknown time unit {str(unit)!r} (use ms, s, min, h or d)", _tok_span(unit)
+                )
+            canonical = a.UNIT_ALIASES[key]
+        if value <= 0:
+            raise QueryError("the window must be positive", _tok_span(number))
+        return a.Duration(value, canonical)
+
+    # --- conditions -----------------------------------------------------------
+
+    def or_expr(self, meta: Meta, *items: Any) -> a.BoolOp:
+        return a.BoolOp("or", tuple(_value(i) for i in items), _span(meta))
+
+    def and_expr(self, meta: Meta, *items: Any) -> a.BoolOp:
+        return a.BoolOp("and", tuple(_value(i) for i in items), _span(meta))
+
+    def not_(self, meta: Meta, operand: Any) -> a.Not:
+        return a.Not(_value(operand), _span(meta))
+
+    def compare(self, meta: Meta, left: Any, op: Token, right: Any) -> a.Compare:
+        canonical = {"==": "=", "<>": "!="}.get(str(op), str(op))
+        return a.Compare(canonical, _value(left), _value(right), _span(meta))
+
+    def arith(self, meta: Meta, left: Any, op: Token, right: Any) -> a.Arith:
+        return a.Arith(str(op), _value(left), _value(right), _span(meta))
+
+    def minus(self, meta: Meta, operand: Any) -> a.Expr:
+        operand = _value(operand)
+        if isinstance(operand, a.Num):
+            return a.Num(-operand.value, _span(meta))
+        return a.Minus(operand, _span(meta))
+
+    def number(self, meta: Meta, tok: Token) -> a.Num:
+        return a.Num(_number(str(tok)), _tok_span(tok))
+
+    def string(self, meta: Meta, tok: Token) -> a.Str:
+        return a.Str(_unquote(tok), _tok_span(tok))
+
+    def true(self, meta: Meta) -> a.Bool:
+        return a.Bool(True, _span(meta))
+
+    def false(self, meta: Meta) -> a.Bool:
+        return a.Bool(False, _span(meta))
+
+    def equiv(self, meta: Meta, name: Token) -> a.Equiv:
+        return a.Equiv(str(name), _span(meta))
+
+    def call(self, meta: Meta, name: Token, arg: Any) -> a.Expr:
+        func = str(name).lower()
+        if func == "abs":
+            return a.Abs(_value(arg), _span(meta))
+        if func in a.AGGREGATES:
+            if not isinstance(arg, _Collection):
+                raise QueryError(
+                    f"{func}() aggregates a Kleene variable: write {func}(b[].x) or {func}(b[..i-1].x)",
+                    _span(meta),
+                )
+            if arg.attr is None and func != "count":
+                raise QueryError(f"{func}() needs an attribute: {func}({arg.text}.x)", arg.span)
+            return a.Agg(func, arg.var, arg.attr, arg.scope, _span(meta))
+        raise QueryError(
+            f"unknown function {str(name)!r} (known: abs, {', '.join(a.AGGREGATES)})", _tok_span(name)
+        )
+
+    def ref_plain(self, meta: Meta, var: Token, attr: Token) -> a.Attr:
+        return a.Attr(str(var), str(attr), a.Index.PLAIN, _span(meta))
+
+    def ref_indexed(self, meta: Meta, var: Token, index: a.Index, attr: Token) -> a.Attr:
+        return a.Attr(str(var), str(attr), index, _span(meta))
+
+    def ref_all(self, meta: Meta, var: Token, attr: Token | None = None) -> _Collection:
+        text = f"{var}[]"
+        return _Collection(str(var), None if attr is None else str(attr), a.Scope.ALL, text, _span(meta))
+
+    def ref_prefix(
+        self, meta: Meta, var: Token, dots: Token, i: Token, one: Token, attr: Token | None = None
+    ) -> _Collection:
+        if str(i) != "i" or str(one) != "1":
+            raise QueryError(f"expected {var}[..i-1]", _span(meta))
+        text = f"{var}[..i-1]"
+        return _Collection(str(var), None if attr is None else str(attr), a.Scope.PREFIX, text, _span(meta))
+
+    def index_name(self, meta: Meta, name: Token) -> a.Index:
+        key = str(name).lower()
+        if key == "i":
+            return a.Index.EACH
+        if key == "last":
+            return a.Index.LAST
+        raise QueryError(f"unknown index {str(name)!r}: use i, i-1, 1 or last", _tok_span(name))
+
+    def index_prev(self, meta: Meta, name: Token, one: Token) -> a.Index:
+        if str(name).lower() != "i" or str(one) != "1":
+            raise QueryError("unknown index: use i, i-1, 1 or last", _span(meta))
+        return a.Index.PREV
+
+    def index_number(self, meta: Meta, n: Token) -> a.Index:
+        if str(n) != "1":
+            raise QueryError(f"index [{n}] is not supported: use i, i-1, 1 or last", _tok_span(n))
+        return a.Index.FIRST
+
+
+def _value(item: Any) -> a.Expr:
+    """A condition operand; a bare ``b[]`` or ``b[..i-1]`` is only allowed inside an aggregate."""
+    if isinstance(item, _Collection):
+        raise QueryError(
+            f"{item.text} is a set of events: aggregate it, e.g. avg({item.var}[].x),"
+            f" or pick one with {item.var}[i], {item.var}[1] or {item.var}[last]",
+            item.span,
+        )
+    return item  # type: ignore[no-any-return]
+
+
+class _Collection:
+    """``b[]`` or ``b[..i-1]`` (with an optional attribute) before it meets its aggregate."""
+
+    __slots__ = ("var", "attr", "scope", "text", "span")
+
+    def __init__(self, var: str, attr: str | None, scope: a.Scope, text: str, span: Span) -> None:
+        self.var, self.attr, self.scope, self.text, self.span = var, attr, scope, text, span

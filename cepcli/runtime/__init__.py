@@ -1,0 +1,1 @@
+"""Runtimes: they execute automata over events and count their work."""

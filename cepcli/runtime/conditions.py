@@ -1,0 +1,146 @@
+"""Compile condition ASTs to Python functions, once per process, inside the runtime.
+
+A compiled condition is ``fn(m, cur, prev, pre) -> bool``: ``m`` is the partial match
+indexed by slot (an ``Event``, or a tuple of events for a Kleene variable), and for a
+condition that iterates over a Kleene variable, ``cur``/``prev`` are the current and
+previous element and ``pre`` the elements before the current one. Missing values
+follow SQL: a comparison that touches one is false (see ``plan.nnf``); division by
+zero counts as missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cepcli.events import Schema
+from cepcli.plan.nnf import to_nnf
+from cepcli.query import ast as a
+
+CompiledCondition = Callable[..., bool]
+
+_PY_OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def _values(items: Sequence[Any]) -> list[Any]:
+    return [v for v in items if v is not None]
+
+
+def _avg(items: Sequence[Any]) -> Any:
+    vals = _values(items)
+    return sum(vals) / len(vals) if vals else None
+
+
+def _sum(items: Sequence[Any]) -> Any:
+    vals = _values(items)
+    return sum(vals) if vals else None
+
+
+def _min(items: Sequence[Any]) -> Any:
+    vals = _values(items)
+    return min(vals) if vals else None
+
+
+def _max(items: Sequence[Any]) -> Any:
+    vals = _values(items)
+    return max(vals) if vals else None
+
+
+def _count(items: Sequence[Any]) -> int:
+    return len(_values(items))
+
+
+_HELPERS: dict[str, Any] = {
+    "_avg": _avg,
+    "_sum": _sum,
+    "_min": _min,
+    "_max": _max,
+    "_count": _count,
+}
+
+
+@dataclass
+class _Codegen:
+    slots: dict[str, int]
+    schema: Schema
+    guards: list[str] = field(default_factory=list)
+    temps: int = 0
+
+    def temp(self, code: str, guard: str) -> str:
+        name = f"_t{self.temps}"
+        self.temps += 1
+        self.guards.append(f"({name} := {code}){guard}")
+        return name
+
+    def field(self, event: str, attr: str) -> str:
+        if attr == self.schema.time_col:
+            return f"{event}.ts"
+        return f"{event}.values[{self.schema.index(attr)}]"
+
+    def value(self, expr: a.Expr) -> str:
+        match expr:
+            case a.Num(v):
+                return repr(v)
+            case a.Str(v) | a.Bool(v):
+                return repr(v)
+            case a.Attr(var, attr, index):
+                event = {
+                    a.Index.PLAIN: f"m[{self.slots[var]}]",
+                    a.Index.EACH: "cur",
+                    a.Index.PREV: "prev",
+                    a.Index.FIRST: f"m[{self.slots[var]}][0]",
+                    a.Index.LAST: f"m[{self.slots[var]}][-1]",
+                }[index]
+                if attr == self.schema.time_col:
+                    return f"{event}.ts"  # a timestamp is never missing
+                return self.temp(self.field(event, attr), " is not None")
+            case a.Agg(func, var, attr, scope):
+                events = f"m[{self.slots[var]}]" if scope is a.Scope.ALL else "pre"
+                if attr is None:
+                    return f"len({events})"
+                items = f"[e_.{self.field('e_', attr).removeprefix('e_.')} for e_ in {events}]"
+                return self.temp(f"_{func}({items})", " is not None")
+            case a.Abs(operand):
+                return f"abs({self.value(operand)})"
+            case a.Minus(operand):
+                return f"(-{self.value(operand)})"
+            case a.Arith(op, left, right):
+                lhs = self.value(left)
+                rhs = self.value(right)
+                if op in ("/", "%"):
+                    rhs = self.temp(rhs, " != 0")
+                return f"({lhs} {op} {rhs})"
+        raise TypeError(expr)
+
+    def boolean(self, expr: a.Expr) -> str:
+        match expr:
+            case a.BoolOp(op, items):
+                return "(" + f" {op} ".join(self.boolean(i) for i in items) + ")"
+            case a.Bool(value):
+                return repr(value)
+            case a.Compare(op, left, right):
+                outer = self.guards
+                self.guards = []
+                code = f"{self.value(left)} {_PY_OPS[op]} {self.value(right)}"
+                guards, self.guards = self.guards, outer
+                return "(" + " and ".join([*guards, code]) + ")"
+        raise TypeError(expr)
+
+
+def compile_condition(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCondition:
+    """One Python function for one condition; ``slots`` maps variable names to ``m`` indexes."""
+    gen = _Codegen(slots, schema)
+    body = gen.boolean(to_nnf(expr))
+    source = (
+        "def condition(m, cur=None, prev=None, pre=()):\n"
+        "    try:\n"
+        f"        return {body}\n"
+        "    except TypeError:\n"
+        "        return False\n"
+    )
+    namespace: dict[str, Any] = dict(_HELPERS)
+    exec(compile(source, f"<condition {expr.span.line}:{expr.span.col}>", "exec"), namespace)
+    fn: CompiledCondition = namespace["condition"]
+    fn.__doc__ = source
+    return fn

@@ -1,0 +1,86 @@
+"""Work counters, incremented where the work happens (paper section 8 definitions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Stats:
+    """Counters of one evaluation. ``memory_operations`` = instance creations and
+    deletions plus buffer insertions and removals."""
+
+    engine: str = ""
+    order: tuple[str, ...] = ()
+    events: int = 0  # rows read, relevant or not
+    relevant_events: int = 0  # events that reached the automaton
+    matches: int = 0
+    seconds: float = 0.0
+    instances_created: int = 0
+    instances_deleted: int = 0
+    alive_instances: int = 0
+    peak_instances: int = 0
+    buffered_events: int = 0
+    peak_buffered_events: int = 0
+    buffer_insertions: int = 0
+    buffer_removals: int = 0
+    predicate_evaluations: int = 0
+    prefilter_evaluations: int = 0
+    bad_rows: int = 0
+    peak_rss_mb: float = 0.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def created(self, n: int = 1) -> None:
+        self.instances_created += n
+        self.alive_instances += n
+        if self.alive_instances > self.peak_instances:
+            self.peak_instances = self.alive_instances
+
+    def deleted(self, n: int = 1) -> None:
+        self.instances_deleted += n
+        self.alive_instances -= n
+
+    def buffered(self, n: int = 1) -> None:
+        self.buffer_insertions += n
+        self.buffered_events += n
+        if self.buffered_events > self.peak_buffered_events:
+            self.peak_buffered_events = self.buffered_events
+
+    def unbuffered(self, n: int = 1) -> None:
+        self.buffer_removals += n
+        self.buffered_events -= n
+
+    @property
+    def memory_operations(self) -> int:
+        return (
+            self.instances_created
+            + self.instances_deleted
+            + self.buffer_insertions
+            + self.buffer_removals
+        )
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``--stats-json`` object (SPEC section 5)."""
+        return {
+            "engine": self.engine,
+            "order": list(self.order),
+            "events": self.events,
+            "relevant_events": self.relevant_events,
+            "matches": self.matches,
+            "seconds": round(self.seconds, 6),
+            "events_per_second": round(self.events_per_second, 1),
+            "peak_instances": self.peak_instances,
+            "peak_buffered_events": self.peak_buffered_events,
+            "predicate_evaluations": self.predicate_evaluations,
+            "prefilter_evaluations": self.prefilter_evaluations,
+            "memory_operations": self.memory_operations,
+            "instances_created": self.instances_created,
+            "buffer_insertions": self.buffer_insertions,
+            "bad_rows": self.bad_rows,
+            "peak_rss_mb": round(self.peak_rss_mb, 1),
+            **self.extra,
+        }

@@ -1,0 +1,306 @@
+"""CSV input (SPEC section 1): files, ``.gz`` and standard input, read in chunks.
+
+Each chunk is typed (numeric-looking columns become numbers, empty cells missing),
+its timestamps parsed and checked, and prefiltered with vectorised masks; only the
+rows some variable can use become ``Event`` objects.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from cepcli.errors import InputError
+from cepcli.events import Event, Kind, Schema
+from cepcli.runtime.stats import Stats
+from cepcli.sources.prefilter import Prefilter
+
+CHUNK_ROWS = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class CsvOptions:
+    path: str = "-"
+    type_col: str = "type"
+    time_col: str = "ts"
+    time_format: str | None = None
+    header: bool = True
+    columns: tuple[str, ...] | None = None
+    sort: bool = False
+    chunk_rows: int = CHUNK_ROWS
+
+
+class CsvSource:
+    """Reads one CSV input. ``schema()`` peeks at the first chunk; ``events()`` streams."""
+
+    def __init__(self, options: CsvOptions, stdin: IO[bytes] | None = None) -> None:
+        self.options = options
+        self.name = "<stdin>" if options.path == "-" else options.path
+        self._raw: IO[bytes] | None = None
+        self._stdin = stdin
+        self._reader: Iterator[pd.DataFrame] | None = None
+        self._first: pd.DataFrame | None = None
+        self._schema: Schema | None = None
+        self._time_numeric: bool | None = None
+        self.rows_read = 0
+        self.total_bytes: int | None = None
+
+    # --- opening and the schema -------------------------------------------------------
+
+    def _open(self) -> Iterator[pd.DataFrame]:
+        opts = self.options
+        try:
+            if opts.path == "-":
+                raw: IO[bytes] = self._stdin or sys.stdin.buffer
+            else:
+                raw = open(opts.path, "rb")  # noqa: SIM115 - closed in close()
+                raw.seek(0, io.SEEK_END)
+                self.total_bytes = raw.tell()
+                raw.seek(0)
+        except OSError as err:
+            raise InputError(f"cannot open: {err.strerror}", filename=self.name) from None
+        self._raw = raw
+        stream: IO[bytes] = raw
+        if opts.path.endswith(".gz") or _gzip_magic(raw):
+            stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+        try:
+            return pd.read_csv(  # type: ignore[no-any-return]
+                stream,
+                chunksize=opts.chunk_rows,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                header=0 if opts.header else None,
+                names=list(opts.columns) if opts.columns else None,
+                encoding="utf-8",
+            )
+        except pd.errors.EmptyDataError:
+            raise InputError("the input is empty (no header row)", filename=self.name) from None
+        except (ValueError, OSError, UnicodeDecodeError) as err:
+            raise InputError(_reason(err), filename=self.name) from None
+
+    def schema(self) -> Schema:
+        if self._schema is None:
+            self._reader = self._open()
+            first = self._next_chunk()
+            if first is None:
+                raise InputError("the input is empty (no header row)", filename=self.name)
+            self._first = first
+            columns = tuple(str(c) for c in first.columns)
+            opts = self.options
+            for role, col in (("type", opts.type_col), ("time", opts.time_col)):
+                if col not in columns:
+                    flag = "--type-col" if role == "type" else "--time-col"
+                    raise InputError(
+                        f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one"
+                        f" with {flag})",
+                        filename=self.name,
+                    )
+            kinds = tuple(
+                Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns
+            )
+            self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
+        return self._schema
+
+    def _next_chunk(self) -> pd.DataFrame | None:
+        assert self._reader is not None
+        try:
+            return next(self._reader)
+        except StopIteration:
+            return None
+        except pd.errors.ParserError as err:
+            raise InputError(_reason(err), filename=self.name) from None
+        except (UnicodeDecodeError, EOFError, OSError, ValueError) as err:
+            raise InputError(_reason(err), filename=self.name) from None
+
+    def progress(self) -> tuple[int, int | None]:
+        """Bytes consumed so far and the total, for a progress bar."""
+        raw = self._raw
+        if raw is None or self.total_bytes is None:
+            return 0, None
+        try:
+            return raw.tell(), self.total_bytes
+        except (OSError, ValueError):
+            return 0, self.total_bytes
+
+    def close(self) -> None:
+        if self._raw is not None and self.options.path != "-":
+            self._raw.close()
+
+    # --- streaming events -------------------------------------------------------------
+
+    def events(self, prefilter: Prefilter, stats: Stats) -> Iterator[Event]:
+        schema = self.schema()
+        if self.options.sort:
+            yield from sorted(self._chunk_events(schema, prefilter, stats), key=_by_time)
+        else:
+            yield from self._chunk_events(schema, prefilter, stats)
+
+    def _chunk_events(self, schema: Schema, prefilter: Prefilter, stats: Stats) -> Iterator[Event]:
+        last_ts: float | None = None
+        last_value: object = None
+        chunk = self._first
+        self._first = None
+        kinds = list(schema.kinds)
+        while chunk is not None:
+            base = self.rows_read
+            self.rows_read += len(chunk)
+            stats.events = self.rows_read
+            ts = self._timestamps(chunk[schema.time_col], base)
+            if not self.options.sort and len(ts):
+                last_ts, last_value = self._check_order(chunk, ts, base, last_ts, last_value)
+            frame = {c: self._column(chunk[c], c, kinds, schema, base) for c in prefilter.columns
+                     if c != schema.time_col}
+            frame[schema.time_col] = pd.Series(ts, index=chunk.index)
+            types = chunk[schema.type_col]
+            masks, evaluations = prefilter.masks(types, frame)
+            stats.prefilter_evaluations += evaluations
+            keep = np.flatnonzero(masks)
+            if len(keep):
+                yield from self._build(chunk, keep, masks, ts, base, kinds, schema)
+            chunk = self._next_chunk()
+
+    def _build(self, chunk: pd.DataFrame, keep: np.ndarray, masks: np.ndarray, ts: np.ndarray,
+               base: int, kinds: list[Kind], schema: Schema) -> Iterator[Event]:
+        part = chunk.iloc[keep]
+        columns = []
+        for c in schema.columns:
+            if c == schema.time_col and self._time_numeric:
+                columns.append(_python(pd.Series(ts[keep])))
+            else:
+                columns.append(_python(self._column(part[c], c, kinds, schema, base)))
+        values = list(zip(*columns, strict=True))
+        types = part[schema.type_col].tolist()
+        rows = (keep + base).tolist()
+        times = ts[keep].tolist()
+        mask_list = masks[keep].tolist()
+        for i in range(len(rows)):
+            yield Event(rows[i], times[i], types[i], values[i], mask_list[i])
+
+    def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema,
+                base: int) -> pd.Series:
+        """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
+        i = schema.columns.index(name)
+        kind = kinds[i]
+        if kind is Kind.UNKNOWN:
+            kind = kinds[i] = _kind(col)
+        if kind is Kind.STR or kind is Kind.UNKNOWN:
+            return col.where(col != "", None)
+        numbers = pd.to_numeric(col, errors="coerce")
+        bad = numbers.isna() & (col != "")
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"column {name!r} is numeric but holds {col.iloc[pos]!r}",
+                _row_of(col, pos, base),
+                self.name,
+            )
+        if kind is Kind.INT:
+            return numbers.astype("Int64") if numbers.isna().any() else numbers.astype("int64")
+        return numbers.astype("float64")
+
+    def _timestamps(self, col: pd.Series, base: int) -> np.ndarray:
+        opts = self.options
+        empty = (col == "").to_numpy()
+        if empty.any():
+            pos = int(np.flatnonzero(empty)[0])
+            raise InputError(f"missing timestamp in column {opts.time_col!r}", _row_of(col, pos, base), self.name)
+        if self._time_numeric is None:
+            self._time_numeric = opts.time_format is None and _kind(col).numeric
+        if self._time_numeric:
+            parsed = pd.to_numeric(col, errors="coerce").astype("float64")
+            bad = parsed.isna().to_numpy()
+        else:
+            try:
+                if opts.time_format:
+                    stamps = pd.to_datetime(col, format=opts.time_format, errors="coerce", utc=True)
+                else:
+                    stamps = pd.to_datetime(col, format="ISO8601", errors="coerce", utc=True)
+            except ValueError:
+                stamps = pd.Series(pd.NaT, index=col.index)
+            bad = stamps.isna().to_numpy()
+            parsed = stamps.astype("int64") / 1e9
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            how = f"with --time-format {opts.time_format!r}" if opts.time_format else (
+                "as a number" if self._time_numeric else "as an ISO-8601 date-time")
+            raise InputError(
+                f"cannot read timestamp {col.iloc[pos]!r} {how}", _row_of(col, pos, base), self.name
+            )
+        return parsed.to_numpy(dtype="float64")
+
+    def _check_order(self, chunk: pd.DataFrame, ts: np.ndarray, base: int,
+                     last_ts: float | None, last_value: object) -> tuple[float, object]:
+        col = chunk[self.options.time_col]
+        if last_ts is not None and ts[0] < last_ts:
+            self._decrease(0, last_value, col.iloc[0], base, col)
+        drops = np.flatnonzero(np.diff(ts) < 0)
+        if len(drops):
+            pos = int(drops[0]) + 1
+            self._decrease(pos, col.iloc[pos - 1], col.iloc[pos], base, col)
+        return float(ts[-1]), col.iloc[-1]
+
+    def _decrease(self, pos: int, before: object, after: object, base: int, col: pd.Series) -> None:
+        raise InputError(
+            f"timestamp {after!r} is earlier than the previous row's {before!r}"
+            " (the input must be in time order; pass --sort to sort it)",
+            _row_of(col, pos, base),
+            self.name,
+        )
+
+
+def _row_of(col: pd.Series, pos: int, base: int) -> int:
+    return base + pos
+
+
+def _by_time(event: Event) -> float:
+    return event.ts
+
+
+def _gzip_magic(raw: IO[bytes]) -> bool:
+    if not raw.seekable():
+        return False
+    head = raw.read(2)
+    raw.seek(0)
+    return head == b"\x1f\x8b"
+
+
+def _kind(col: pd.Series) -> Kind:
+    """Numeric-looking columns are numbers (INT when every value is whole)."""
+    present = col[col != ""]
+    if present.empty:
+        return Kind.UNKNOWN
+    numbers = pd.to_numeric(present, errors="coerce")
+    if numbers.isna().any():
+        return Kind.STR
+    if (numbers % 1 == 0).all() and not present.str.contains(r"[.eE]", regex=True).any():
+        return Kind.INT
+    return Kind.FLOAT
+
+
+def _python(col: pd.Series) -> list[Any]:
+    """A column as Python values, ``None`` for missing."""
+    if col.dtype == object:
+        return col.tolist()
+    if str(col.dtype) == "Int64":
+        return [None if v is pd.NA else int(v) for v in col.tolist()]
+    values = col.tolist()
+    if col.dtype.kind == "f":
+        return [None if v != v else v for v in values]
+    return values
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, UnicodeDecodeError):
+        return f"the input is not valid UTF-8 (byte {err.object[err.start:err.start + 1]!r} at offset {err.start})"
+    if isinstance(err, EOFError | gzip.BadGzipFile):
+        return f"the compressed input is truncated or corrupt ({err})"
+    text = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+    return text.replace("Error tokenizing data. C error: ", "")
