@@ -96,13 +96,15 @@ def _span_of(expr: a.Expr) -> Span:
 
 def check_schema(query: a.Query, schema: Schema) -> None:
     """Checks against the input's columns: attributes exist, literals match column kinds."""
-    for node in a.iter_expr(query.where) if query.where is not None else []:
+    nodes = a.iter_expr(query.where) if query.where is not None else []
+    for node in nodes:
         for column, span in _columns_of(node):
             if column not in schema.columns:
                 raise QueryError(
                     f"the input has no column {column!r} (columns: {', '.join(schema.columns)})",
                     span,
                 )
+    for node in nodes:
         if isinstance(node, a.Compare):
             _check_kinds(node, schema)
         if isinstance(node, a.Agg) and node.func != "count" and node.attr is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -51,6 +51,7 @@ class CsvSource:
         self._time_numeric: bool | None = None
         self.rows_read = 0
         self.total_bytes: int | None = None
+        self.on_chunk: Callable[[CsvSource], None] | None = None
 
     # --- opening and the schema -------------------------------------------------------
 
@@ -165,6 +166,8 @@ class CsvSource:
             keep = np.flatnonzero(masks)
             if len(keep):
                 yield from self._build(chunk, keep, masks, ts, base, kinds, schema)
+            if self.on_chunk is not None:
+                self.on_chunk(self)
             chunk = self._next_chunk()
 
     def _build(self, chunk: pd.DataFrame, keep: np.ndarray, masks: np.ndarray, ts: np.ndarray,
@@ -172,10 +175,7 @@ class CsvSource:
         part = chunk.iloc[keep]
         columns = []
         for c in schema.columns:
-            if c == schema.time_col and self._time_numeric:
-                columns.append(_python(pd.Series(ts[keep])))
-            else:
-                columns.append(_python(self._column(part[c], c, kinds, schema, base)))
+            columns.append(_python(self._column(part[c], c, kinds, schema, base)))
         values = list(zip(*columns, strict=True))
         types = part[schema.type_col].tolist()
         rows = (keep + base).tolist()
@@ -213,7 +213,8 @@ class CsvSource:
             pos = int(np.flatnonzero(empty)[0])
             raise InputError(f"missing timestamp in column {opts.time_col!r}", _row_of(col, pos, base), self.name)
         if self._time_numeric is None:
-            self._time_numeric = opts.time_format is None and _kind(col).numeric
+            first = pd.to_numeric(col.iloc[:1], errors="coerce")
+            self._time_numeric = opts.time_format is None and bool(first.notna().all())
         if self._time_numeric:
             parsed = pd.to_numeric(col, errors="coerce").astype("float64")
             bad = parsed.isna().to_numpy()

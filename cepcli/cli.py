@@ -1,0 +1,180 @@
+"""The command line: thin click commands over ``cepcli.job``; errors become messages
+and exit codes in exactly one place, ``main``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from cepcli import __version__
+from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
+from cepcli.errors import CepError
+from cepcli.job import InputOptions, RunOptions, prepare, run
+from cepcli.render import progress_bar, stats_panel, writer_for
+
+
+def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say how to read the input (shared by run and check)."""
+    options = [
+        click.option("--input", "-i", "input_path", metavar="PATH|-",
+                     help="CSV file (.gz too) or - for standard input. Default: the query's FROM."),
+        click.option("--type-col", default="type", show_default=True, help="Column with the event type."),
+        click.option("--time-col", default="ts", show_default=True, help="Column with the timestamp."),
+        click.option("--time-format", default=None,
+                     help="strptime format of the time column, e.g. %Y%m%d%H%M (default: numbers or ISO-8601)."),
+        click.option("--no-header", is_flag=True, help="The input has no header row (use --columns)."),
+        click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
+        click.option("--sort", is_flag=True, help="Sort the input by time (stable) before evaluating."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _input(kw: dict[str, Any]) -> InputOptions:
+    columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
+    return InputOptions(kw["input_path"], kw["type_col"], kw["time_col"], kw["time_format"],
+                        not kw["no_header"], columns, kw["sort"])
+
+
+class _CepGroup(click.Group):
+    """Turns every ``CepError`` (and anything unexpected) into a message and an exit
+    code, so that ``CliRunner`` sees what a user sees."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        debug = os.environ.get("CEPCLI_DEBUG") == "1"
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except CepError as err:
+            if debug:
+                raise
+            _error(err.render())
+            ctx.exit(err.exit_code)
+        except (BrokenPipeError, KeyboardInterrupt):
+            raise
+        except Exception as err:
+            if debug:
+                raise
+            _error(f"internal error: {type(err).__name__}: {err}"
+                   " (set CEPCLI_DEBUG=1 for a traceback)")
+            ctx.exit(1)
+
+
+@click.group(cls=_CepGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cepcli")
+def cli() -> None:
+    """cepcli: find complex event patterns (SASE+) in CSV event streams.
+
+    \b
+    Example:
+      cepcli run patterns/seq.sase --format jsonl > matches.jsonl
+    """
+
+
+@cli.command("run")
+@click.argument("query", type=click.Path(dir_okay=False))
+@_input_options
+@click.option("--engine", "-e", type=click.Choice(ENGINE_NAMES), default=DEFAULT_ENGINE,
+              show_default=True, help="Evaluation engine.")
+@click.option("--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first.")
+@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "csv"]), default="table",
+              show_default=True, help="How matches are written.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write matches to this file instead of standard output.")
+@click.option("--stats-json", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the run's statistics as one JSON object to this file.")
+@click.option("--max-matches", type=click.IntRange(min=1), default=None,
+              help="Stop after this many matches.")
+@click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
+def run_command(query: str, engine: str, order: str | None, fmt: str, output: str | None,
+                stats_json: str | None, max_matches: int | None, quiet: bool, **kw: Any) -> None:
+    """Find every match of QUERY (a .sase file) in the input.
+
+    \b
+    Example:
+      cepcli run patterns/seq.sase --input ticks.csv --format jsonl
+    """
+    err = Console(stderr=True)
+    options = RunOptions(query, _input(kw), engine,
+                         tuple(v.strip() for v in order.split(",")) if order else None, max_matches)
+    prepared = prepare(query, options.input)
+    stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
+    out_console = Console(file=stream, soft_wrap=False)
+    writer = writer_for(fmt, stream, out_console, prepared.schema, prepared.pattern)
+    total = prepared.source.progress()[1]
+    show_progress = not quiet and err.is_terminal and total is not None
+    try:
+        with progress_bar(err, total, show_progress) as advance:
+            stats = run(options, writer.write, prepared, on_progress=advance)
+        writer.close()
+    finally:
+        stream.flush()
+        if output:
+            stream.close()
+    if stats.extra.get("stopped_at_max_matches"):
+        err.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")
+    if stats_json:
+        Path(stats_json).write_text(json.dumps(stats.as_dict(), indent=2) + "\n", encoding="utf-8")
+    if not quiet:
+        err.print(stats_panel(stats))
+
+
+@cli.command("check")
+@click.argument("query", type=click.Path(dir_okay=False))
+@_input_options
+def check_command(query: str, **kw: Any) -> None:
+    """Parse and validate QUERY; with an input, also against its columns.
+
+    \b
+    Example:
+      cepcli check patterns/seq.sase --input ticks.csv
+    """
+    from cepcli.engines import compile_pattern
+    from cepcli.job import read_query
+
+    options = _input(kw)
+    text, name = read_query(query)
+    parsed, pattern = compile_pattern(text, name)
+    against = ""
+    if options.path is not None or parsed.source is not None:
+        prepared = prepare(query, options)
+        prepared.source.close()
+        against = f", checked against {prepared.source.name}"
+    names = ", ".join(v.name for v in pattern.variables)
+    branches = len(pattern.branches)
+    click.echo(f"{name}: ok ({branches} branch{'es' if branches != 1 else ''};"
+               f" variables {names}; window {pattern.window:g} s{against})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the CLI, plus a quiet exit on a closed pipe or Ctrl-C."""
+    try:
+        cli.main(args=argv, prog_name="cepcli")
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def _error(message: str) -> None:
+    first, *rest = message.splitlines() or [""]
+    click.echo(f"cepcli: error: {first}" if not rest else f"{first}", err=True)
+    for line in rest:
+        click.echo(line, err=True)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (``cepcli run ... | head``): stop quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(0)
+

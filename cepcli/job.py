@@ -1,0 +1,155 @@
+"""One ``cepcli run``: resolve the query and its input, evaluate, hand matches on.
+
+Library code with no click and no rich: the CLI passes in where matches go and how
+progress is shown.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
+from cepcli.errors import InputError, UsageError
+from cepcli.events import Schema
+from cepcli.plan.pattern import Pattern
+from cepcli.query.ast import Query
+from cepcli.query.checks import check_schema
+from cepcli.runtime.matches import Match
+from cepcli.runtime.stats import Stats
+from cepcli.sources.csv import CsvOptions, CsvSource
+from cepcli.sources.prefilter import Prefilter
+
+
+@dataclass(frozen=True, slots=True)
+class InputOptions:
+    path: str | None = None  # None: the query's FROM, else standard input
+    type_col: str = "type"
+    time_col: str = "ts"
+    time_format: str | None = None
+    header: bool = True
+    columns: tuple[str, ...] | None = None
+    sort: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    query_path: str
+    input: InputOptions = field(default_factory=InputOptions)
+    engine: str = DEFAULT_ENGINE
+    order: tuple[str, ...] | None = None
+    max_matches: int | None = None
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A query compiled and checked against its input, ready to run."""
+
+    query: Query
+    pattern: Pattern
+    source: CsvSource
+    schema: Schema
+
+
+def read_query(path: str) -> tuple[str, str]:
+    """The query text and the name errors use for it."""
+    try:
+        return Path(path).read_text(encoding="utf-8"), path
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read the query file: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: the query file is not UTF-8 text") from None
+
+
+def input_path(query: Query, query_path: str, given: str | None) -> str:
+    """``--input`` wins, then the query's FROM (relative to the query file), then stdin."""
+    if given is not None:
+        return given
+    if query.source is not None:
+        source = Path(query.source)
+        return str(source if source.is_absolute() else Path(query_path).parent / source)
+    return "-"
+
+
+def prepare(query_path: str, options: InputOptions, stdin: IO[bytes] | None = None) -> Prepared:
+    text, name = read_query(query_path)
+    query, pattern = compile_pattern(text, name)
+    _check_columns(options)
+    path = input_path(query, query_path, options.path)
+    source = CsvSource(
+        CsvOptions(path, options.type_col, options.time_col, options.time_format,
+                   options.header, options.columns, options.sort),
+        stdin=stdin,
+    )
+    schema = source.schema()
+    from cepcli.errors import QueryError
+
+    try:
+        check_schema(query, schema)
+    except QueryError as err:
+        raise err.located(text, name) from None
+    return Prepared(query, pattern, source, schema)
+
+
+def _check_columns(options: InputOptions) -> None:
+    if not options.header and not options.columns:
+        raise UsageError("--no-header needs --columns c1,c2,... to name the columns")
+    if options.header and options.columns:
+        raise UsageError("--columns names the columns of a headerless file: add --no-header")
+
+
+def run(
+    options: RunOptions,
+    on_match: Callable[[Match], None],
+    prepared: Prepared | None = None,
+    stdin: IO[bytes] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> Stats:
+    """Evaluate; ``on_match`` is called with each match as it is found, and
+    ``on_progress`` with the bytes read after each chunk."""
+    engine(options.engine)  # fail fast on an engine that is not built
+    prepared = prepared or prepare(options.query_path, options.input, stdin)
+    pattern = prepared.pattern
+    if on_progress is not None:
+        report = on_progress
+        prepared.source.on_chunk = lambda source: report(source.progress()[0])
+    stats = Stats()
+    if options.order is not None:
+        _check_order(pattern, options.order)
+    stats.order = options.order or tuple(v.name for v in pattern.variables if not v.negated)
+    events = prepared.source.events(Prefilter.of(pattern), stats)
+    started = time.perf_counter()
+    try:
+        for match in run_pattern(pattern, options.engine, events, prepared.schema, stats):
+            on_match(match)
+            if options.max_matches is not None and stats.matches >= options.max_matches:
+                stats.extra["stopped_at_max_matches"] = True
+                break
+    finally:
+        stats.seconds = time.perf_counter() - started
+        stats.peak_rss_mb = peak_rss_mb()
+        prepared.source.close()
+    return stats
+
+
+def _check_order(pattern: Pattern, order: tuple[str, ...]) -> None:
+    names = [v.name for v in pattern.variables if not v.negated]
+    unknown = [v for v in order if v not in names]
+    if unknown or sorted(order) != sorted(names):
+        raise UsageError(
+            f"--order must list every positive variable once: {', '.join(names)}"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+        )
+
+
+def peak_rss_mb() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
+
+
+__all__ = ["InputError", "InputOptions", "Prepared", "RunOptions", "prepare", "run"]

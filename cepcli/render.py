@@ -1,0 +1,186 @@
+"""Everything a user sees: match writers (table, jsonl, csv), the stats panel and the
+progress bar. rich appears only here, always with an injected ``Console``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any, Protocol
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from cepcli.events import Event, Schema
+from cepcli.plan.pattern import Pattern
+from cepcli.runtime.matches import Binding, Match
+from cepcli.runtime.stats import Stats
+
+TABLE_ROWS = 20
+
+
+class MatchWriter(Protocol):
+    def write(self, match: Match) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def event_object(event: Event, schema: Schema) -> dict[str, Any]:
+    """An event as JSON: all its columns, then ``_row``."""
+    out = dict(zip(schema.columns, event.values, strict=True))
+    out["_row"] = event.row
+    return out
+
+
+def _variables(pattern: Pattern) -> list[str]:
+    return [v.name for v in pattern.variables if not v.negated]
+
+
+def _ordered(match: Match, names: list[str]) -> list[tuple[str, Binding]]:
+    bound = dict(match.bindings)
+    return [(name, bound[name]) for name in names if name in bound]
+
+
+class JsonlWriter:
+    """One JSON object per line and match, flushed as it is written."""
+
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+        self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+
+    def write(self, match: Match) -> None:
+        obj = {
+            name: [event_object(e, self.schema) for e in b] if isinstance(b, tuple)
+            else event_object(b, self.schema)
+            for name, b in _ordered(match, self.names)
+        }
+        self.stream.write(json.dumps(obj, separators=(",", ":"), default=str) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+class CsvWriter:
+    """One line per match: for each variable ``v``, ``v._row`` and ``v.<column>``.
+    A Kleene variable's values are joined with ``;`` in row order; a variable that
+    the match's OR branch does not bind is left empty."""
+
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+        self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+        self.writer = csv.writer(stream, lineterminator="\n")
+        header = [f"{n}.{c}" for n in self.names for c in ("_row", *schema.columns)]
+        self.writer.writerow(header)
+
+    def write(self, match: Match) -> None:
+        bound = dict(match.bindings)
+        line: list[Any] = []
+        for name in self.names:
+            events = _events(bound.get(name))
+            line.append(";".join(str(e.row) for e in events))
+            for i in range(len(self.schema.columns)):
+                line.append(";".join(_cell(e.values[i]) for e in events))
+        self.writer.writerow(line)
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+class TableWriter:
+    """A rich table of the first matches and the total, printed at the end."""
+
+    def __init__(self, console: Console, schema: Schema, pattern: Pattern,
+                 rows: int = TABLE_ROWS) -> None:
+        self.console, self.schema, self.names = console, schema, _variables(pattern)
+        self.rows = rows
+        self.first: list[Match] = []
+        self.total = 0
+
+    def write(self, match: Match) -> None:
+        self.total += 1
+        if len(self.first) < self.rows:
+            self.first.append(match)
+
+    def close(self) -> None:
+        table = Table(title=None, show_lines=False, header_style="bold")
+        table.add_column("#", justify="right", style="dim")
+        for name in self.names:
+            table.add_column(name)
+        for n, match in enumerate(self.first, 1):
+            bound = dict(match.bindings)
+            table.add_row(str(n), *(self._cell(bound.get(name)) for name in self.names))
+        if self.first:
+            self.console.print(table)
+        shown = f" (first {len(self.first)} shown)" if self.total > len(self.first) else ""
+        self.console.print(f"{self.total} matches{shown}")
+
+    def _cell(self, binding: Binding | None) -> str:
+        return "\n".join(
+            f"row {e.row}  {_time_text(e, self.schema)}" for e in _events(binding)
+        )
+
+
+def _events(binding: Binding | None) -> tuple[Event, ...]:
+    if binding is None:
+        return ()
+    return binding if isinstance(binding, tuple) else (binding,)
+
+
+def _cell(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _time_text(event: Event, schema: Schema) -> str:
+    value = event.values[schema.index(schema.time_col)]
+    return str(value) if value is not None else str(event.ts)
+
+
+def writer_for(fmt: str, stream: IO[str], console: Console, schema: Schema,
+               pattern: Pattern) -> MatchWriter:
+    if fmt == "jsonl":
+        return JsonlWriter(stream, schema, pattern)
+    if fmt == "csv":
+        return CsvWriter(stream, schema, pattern)
+    return TableWriter(console, schema, pattern)
+
+
+def stats_panel(stats: Stats) -> Panel:
+    """The stats panel shown on standard error after a run."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(justify="right")
+    rows = [
+        ("engine", stats.engine),
+        ("order", ", ".join(stats.order) or "-"),
+        ("events", f"{stats.events:,}"),
+        ("relevant events", f"{stats.relevant_events:,}"),
+        ("matches", f"{stats.matches:,}"),
+        ("time", f"{stats.seconds:.3f} s"),
+        ("events/s", f"{stats.events_per_second:,.0f}"),
+        ("peak instances", f"{stats.peak_instances:,}"),
+        ("peak buffered events", f"{stats.peak_buffered_events:,}"),
+        ("predicate evaluations", f"{stats.predicate_evaluations:,}"),
+        ("memory operations", f"{stats.memory_operations:,}"),
+        ("peak RSS", f"{stats.peak_rss_mb:,.1f} MB"),
+    ]
+    for key, value in rows:
+        grid.add_row(key, value)
+    return Panel(grid, title="cepcli stats", expand=False)
+
+
+@contextmanager
+def progress_bar(console: Console, total: int | None, enabled: bool) -> Iterator[Any]:
+    """A bytes-read progress bar on standard error, or a no-op updater."""
+    if not enabled or not total:
+        yield lambda done: None
+        return
+    progress = Progress(
+        TextColumn("[bold]reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=console, transient=True,
+    )
+    with progress:
+        task = progress.add_task("read", total=total)
+        yield lambda done: progress.update(task, completed=done)
