@@ -23,12 +23,20 @@ from cepcli.render import progress_bar, stats_panel, writer_for
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say how to read the input (shared by run and check)."""
     options = [
-        click.option("--input", "-i", "input_path", metavar="PATH|-",
-                     help="CSV file (.gz too) or - for standard input. Default: the query's FROM."),
+        click.option(
+            "--input",
+            "-i",
+            "input_path",
+            metavar="PATH|-",
+            help="CSV file (.gz too) or - for standard input. Default: the query's FROM.",
+        ),
         click.option("--type-col", default="type", show_default=True, help="Column with the event type."),
         click.option("--time-col", default="ts", show_default=True, help="Column with the timestamp."),
-        click.option("--time-format", default=None,
-                     help="strptime format of the time column, e.g. %Y%m%d%H%M (default: numbers or ISO-8601)."),
+        click.option(
+            "--time-format",
+            default=None,
+            help="strptime format of the time column, e.g. %Y%m%d%H%M (default: numbers or ISO-8601).",
+        ),
         click.option("--no-header", is_flag=True, help="The input has no header row (use --columns)."),
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
         click.option("--sort", is_flag=True, help="Sort the input by time (stable) before evaluating."),
@@ -40,8 +48,15 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _input(kw: dict[str, Any]) -> InputOptions:
     columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
-    return InputOptions(kw["input_path"], kw["type_col"], kw["time_col"], kw["time_format"],
-                        not kw["no_header"], columns, kw["sort"])
+    return InputOptions(
+        kw["input_path"],
+        kw["type_col"],
+        kw["time_col"],
+        kw["time_format"],
+        not kw["no_header"],
+        columns,
+        kw["sort"],
+    )
 
 
 class _CepGroup(click.Group):
@@ -64,8 +79,7 @@ class _CepGroup(click.Group):
         except Exception as err:
             if debug:
                 raise
-            _error(f"internal error: {type(err).__name__}: {err}"
-                   " (set CEPCLI_DEBUG=1 for a traceback)")
+            _error(f"internal error: {type(err).__name__}: {err} (set CEPCLI_DEBUG=1 for a traceback)")
             ctx.exit(1)
 
 
@@ -83,20 +97,49 @@ def cli() -> None:
 @cli.command("run")
 @click.argument("query", type=click.Path(dir_okay=False))
 @_input_options
-@click.option("--engine", "-e", type=click.Choice(ENGINE_NAMES), default=DEFAULT_ENGINE,
-              show_default=True, help="Evaluation engine.")
+@click.option(
+    "--engine",
+    "-e",
+    type=click.Choice(ENGINE_NAMES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Evaluation engine.",
+)
 @click.option("--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first.")
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "csv"]), default="table",
-              show_default=True, help="How matches are written.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write matches to this file instead of standard output.")
-@click.option("--stats-json", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the run's statistics as one JSON object to this file.")
-@click.option("--max-matches", type=click.IntRange(min=1), default=None,
-              help="Stop after this many matches.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "jsonl", "csv"]),
+    default="table",
+    show_default=True,
+    help="How matches are written.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write matches to this file instead of standard output.",
+)
+@click.option(
+    "--stats-json",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the run's statistics as one JSON object to this file.",
+)
+@click.option("--max-matches", type=click.IntRange(min=1), default=None, help="Stop after this many matches.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
-def run_command(query: str, engine: str, order: str | None, fmt: str, output: str | None,
-                stats_json: str | None, max_matches: int | None, quiet: bool, **kw: Any) -> None:
+def run_command(
+    query: str,
+    engine: str,
+    order: str | None,
+    fmt: str,
+    output: str | None,
+    stats_json: str | None,
+    max_matches: int | None,
+    quiet: bool,
+    **kw: Any,
+) -> None:
     """Find every match of QUERY (a .sase file) in the input.
 
     \b
@@ -104,8 +147,9 @@ def run_command(query: str, engine: str, order: str | None, fmt: str, output: st
       cepcli run patterns/seq.sase --input ticks.csv --format jsonl
     """
     err = Console(stderr=True)
-    options = RunOptions(query, _input(kw), engine,
-                         tuple(v.strip() for v in order.split(",")) if order else None, max_matches)
+    options = RunOptions(
+        query, _input(kw), engine, tuple(v.strip() for v in order.split(",")) if order else None, max_matches
+    )
     prepared = prepare(query, options.input)
     stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)
@@ -151,8 +195,10 @@ def check_command(query: str, **kw: Any) -> None:
         against = f", checked against {prepared.source.name}"
     names = ", ".join(v.name for v in pattern.variables)
     branches = len(pattern.branches)
-    click.echo(f"{name}: ok ({branches} branch{'es' if branches != 1 else ''};"
-               f" variables {names}; window {pattern.window:g} s{against})")
+    click.echo(
+        f"{name}: ok ({branches} branch{'es' if branches != 1 else ''};"
+        f" variables {names}; window {pattern.window:g} s{against})"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -177,4 +223,3 @@ def _quiet_broken_pipe() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(0)
-

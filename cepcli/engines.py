@@ -54,8 +54,9 @@ def compile_pattern(text: str, filename: str = "<query>") -> tuple[Query, Patter
         raise err.located(text, filename) from None
 
 
-def run_pattern(pattern: Pattern, name: str, events: Iterable[Event], schema: Schema,
-                stats: Stats) -> Iterator[Match]:
+def run_pattern(
+    pattern: Pattern, name: str, events: Iterable[Event], schema: Schema, stats: Stats
+) -> Iterator[Match]:
     """Build the automaton of engine ``name`` and run it over ``events``."""
     chosen = engine(name)
     stats.engine = name

@@ -46,9 +46,7 @@ class Event:
 
     __slots__ = ("row", "ts", "type", "values", "mask")
 
-    def __init__(
-        self, row: int, ts: float, type_: str, values: tuple[object, ...], mask: int
-    ) -> None:
+    def __init__(self, row: int, ts: float, type_: str, values: tuple[object, ...], mask: int) -> None:
         self.row = row
         self.ts = ts
         self.type = type_

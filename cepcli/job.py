@@ -82,8 +82,15 @@ def prepare(query_path: str, options: InputOptions, stdin: IO[bytes] | None = No
     _check_columns(options)
     path = input_path(query, query_path, options.path)
     source = CsvSource(
-        CsvOptions(path, options.type_col, options.time_col, options.time_format,
-                   options.header, options.columns, options.sort),
+        CsvOptions(
+            path,
+            options.type_col,
+            options.time_col,
+            options.time_format,
+            options.header,
+            options.columns,
+            options.sort,
+        ),
         stdin=stdin,
     )
     schema = source.schema()

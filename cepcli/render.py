@@ -52,7 +52,8 @@ class JsonlWriter:
 
     def write(self, match: Match) -> None:
         obj = {
-            name: [event_object(e, self.schema) for e in b] if isinstance(b, tuple)
+            name: [event_object(e, self.schema) for e in b]
+            if isinstance(b, tuple)
             else event_object(b, self.schema)
             for name, b in _ordered(match, self.names)
         }
@@ -92,8 +93,7 @@ class CsvWriter:
 class TableWriter:
     """A rich table of the first matches and the total, printed at the end."""
 
-    def __init__(self, console: Console, schema: Schema, pattern: Pattern,
-                 rows: int = TABLE_ROWS) -> None:
+    def __init__(self, console: Console, schema: Schema, pattern: Pattern, rows: int = TABLE_ROWS) -> None:
         self.console, self.schema, self.names = console, schema, _variables(pattern)
         self.rows = rows
         self.first: list[Match] = []
@@ -118,9 +118,7 @@ class TableWriter:
         self.console.print(f"{self.total} matches{shown}")
 
     def _cell(self, binding: Binding | None) -> str:
-        return "\n".join(
-            f"row {e.row}  {_time_text(e, self.schema)}" for e in _events(binding)
-        )
+        return "\n".join(f"row {e.row}  {_time_text(e, self.schema)}" for e in _events(binding))
 
 
 def _events(binding: Binding | None) -> tuple[Event, ...]:
@@ -138,8 +136,7 @@ def _time_text(event: Event, schema: Schema) -> str:
     return str(value) if value is not None else str(event.ts)
 
 
-def writer_for(fmt: str, stream: IO[str], console: Console, schema: Schema,
-               pattern: Pattern) -> MatchWriter:
+def writer_for(fmt: str, stream: IO[str], console: Console, schema: Schema, pattern: Pattern) -> MatchWriter:
     if fmt == "jsonl":
         return JsonlWriter(stream, schema, pattern)
     if fmt == "csv":
@@ -178,8 +175,12 @@ def progress_bar(console: Console, total: int | None, enabled: bool) -> Iterator
         yield lambda done: None
         return
     progress = Progress(
-        TextColumn("[bold]reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
+        TextColumn("[bold]reading"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
     )
     with progress:
         task = progress.add_task("read", total=total)

@@ -176,9 +176,7 @@ def make_sensors(rng: random.Random) -> list[list[str]]:
         t0 = int(end * (i + 0.6) / (INCIDENT_ROOMS + 0.5)) + rng.randint(-60_000, 60_000)
         extra.append((t0, "SMOKE", env, room, str(rng.randint(150, 800))))
         if rng.random() < 0.5:
-            extra.append(
-                (t0 + rng.randint(5_000, 15_000), "SMOKE", env, room, str(rng.randint(400, 950)))
-            )
+            extra.append((t0 + rng.randint(5_000, 15_000), "SMOKE", env, room, str(rng.randint(400, 950))))
         extra.append((t0 + rng.randint(3_000, 20_000), "ALARM", panel, room, "1"))
         ts_spike = t0
         for k in range(rng.randint(1, 3)):

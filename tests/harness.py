@@ -11,13 +11,16 @@ from cepcli.sources.prefilter import Prefilter
 from tests.oracle import MatchKey
 
 
-def run_engine(query_text: str, csv_text: str, engine: str, chunk_rows: int = 7,
-               **options: object) -> tuple[set[MatchKey], Stats]:
+def run_engine(
+    query_text: str, csv_text: str, engine: str, chunk_rows: int = 7, **options: object
+) -> tuple[set[MatchKey], Stats]:
     """Matches of ``engine`` as (variable, rows) sets; a small chunk size exercises
     the chunk borders of the reader."""
     _, pattern = compile_pattern(query_text)
-    source = CsvSource(CsvOptions("-", chunk_rows=chunk_rows, **options),  # type: ignore[arg-type]
-                       stdin=io.BytesIO(csv_text.encode()))
+    source = CsvSource(
+        CsvOptions("-", chunk_rows=chunk_rows, **options),  # type: ignore[arg-type]
+        stdin=io.BytesIO(csv_text.encode()),
+    )
     schema = source.schema()
     stats = Stats()
     found: set[MatchKey] = set()

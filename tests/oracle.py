@@ -66,8 +66,9 @@ def oracle(query_text: str, csv_text: str, type_col: str = "type", time_col: str
     return found
 
 
-def _branch_matches(branch: Branch, rows: list[Row], window: float, type_col: str,
-                    time_col: str) -> set[MatchKey]:
+def _branch_matches(
+    branch: Branch, rows: list[Row], window: float, type_col: str, time_col: str
+) -> set[MatchKey]:
     choices = [_choices(v, rows, type_col) for v in branch.positives]
     out: set[MatchKey] = set()
     for picked in product(*choices):
@@ -81,13 +82,17 @@ def _branch_matches(branch: Branch, rows: list[Row], window: float, type_col: st
         if max(times) - min(times) > window:  # rule 4
             continue
         env = _Env(m, time_col)
-        if not all(_holds(c.expr, c.iterates, c.from_second, env) for c in branch.conditions
-                   if not (set(c.variables) & {n.name for n in branch.negated})):  # rule 5
+        if not all(
+            _holds(c.expr, c.iterates, c.from_second, env)
+            for c in branch.conditions
+            if not (set(c.variables) & {n.name for n in branch.negated})
+        ):  # rule 5
             continue
         if branch.equiv and not _same(events, branch.equiv):
             continue
-        if any(_violated(branch, n, m, events, rows, window, type_col, time_col)
-               for n in branch.negated):  # rule 6
+        if any(
+            _violated(branch, n, m, events, rows, window, type_col, time_col) for n in branch.negated
+        ):  # rule 6
             continue
         out.add(frozenset((name, tuple(e["_row"] for e in group)) for name, group in m.items()))
     return out
@@ -103,9 +108,8 @@ def _choices(v: Variable, rows: list[Row], type_col: str) -> list[tuple[Row, ...
 
 def _ordered(branch: Branch, m: dict[str, tuple[Row, ...]]) -> bool:
     for x, y in branch.order:
-        if x in m and y in m:
-            if max(e["_row"] for e in m[x]) >= min(e["_row"] for e in m[y]):
-                return False
+        if x in m and y in m and max(e["_row"] for e in m[x]) >= min(e["_row"] for e in m[y]):
+            return False
     return True
 
 
@@ -117,8 +121,16 @@ def _same(events: list[Row], attrs: tuple[str, ...]) -> bool:
     return True
 
 
-def _violated(branch: Branch, n: Variable, m: dict[str, tuple[Row, ...]], events: list[Row],
-              rows: list[Row], window: float, type_col: str, time_col: str) -> bool:
+def _violated(
+    branch: Branch,
+    n: Variable,
+    m: dict[str, tuple[Row, ...]],
+    events: list[Row],
+    rows: list[Row],
+    window: float,
+    type_col: str,
+    time_col: str,
+) -> bool:
     assigned = {e["_row"] for e in events}
     for e in rows:
         if e[type_col] != n.type or e["_row"] in assigned:
@@ -131,8 +143,9 @@ def _violated(branch: Branch, n: Variable, m: dict[str, tuple[Row, ...]], events
         if max(times) - min(times) > window:
             continue
         env = _Env({**m, n.name: (e,)}, time_col)
-        if not all(_holds(c.expr, c.iterates, c.from_second, env) for c in branch.conditions
-                   if n.name in c.variables):
+        if not all(
+            _holds(c.expr, c.iterates, c.from_second, env) for c in branch.conditions if n.name in c.variables
+        ):
             continue
         if branch.equiv and not _same(events + [e], branch.equiv):
             continue
@@ -192,8 +205,12 @@ def _eval(expr: a.Expr, env: _Env) -> Any:
                 return len(values)
             if not values:
                 return None
-            return {"avg": lambda: sum(values) / len(values), "sum": lambda: sum(values),
-                    "min": lambda: min(values), "max": lambda: max(values)}[func]()
+            return {
+                "avg": lambda: sum(values) / len(values),
+                "sum": lambda: sum(values),
+                "min": lambda: min(values),
+                "max": lambda: max(values),
+            }[func]()
         case a.Abs(operand):
             v = _eval(operand, env)
             return None if v is None else abs(v)
@@ -204,15 +221,17 @@ def _eval(expr: a.Expr, env: _Env) -> Any:
             x, y = _eval(left, env), _eval(right, env)
             if x is None or y is None or (op in "/%" and y == 0):
                 return None
-            return {"+": x + y, "-": x - y, "*": x * y}.get(op) if op in "+-*" else (
-                x / y if op == "/" else x % y)
+            return (
+                {"+": x + y, "-": x - y, "*": x * y}.get(op)
+                if op in "+-*"
+                else (x / y if op == "/" else x % y)
+            )
         case a.Compare(op, left, right):
             x, y = _eval(left, env), _eval(right, env)
             if x is None or y is None:
                 return None
             try:
-                return {"=": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y,
-                        ">=": x >= y}[op]
+                return {"=": x == y, "!=": x != y, "<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
             except TypeError:
                 return None
         case a.Not(operand):

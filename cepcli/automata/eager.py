@@ -154,8 +154,16 @@ def _edge(
         elif v.name not in bound_before and cond.iterates in bound_before:
             each_all.append(i)
     return TakeEdge(
-        source, target, v.name, v.type, slot[v.name], v.bit, v.kleene,
-        tuple(check), tuple(each_new), tuple(each_all),
+        source,
+        target,
+        v.name,
+        v.type,
+        slot[v.name],
+        v.bit,
+        v.kleene,
+        tuple(check),
+        tuple(each_new),
+        tuple(each_all),
     )
 
 

@@ -37,17 +37,14 @@ def normalize(query: a.Query, max_branches: int = MAX_BRANCHES) -> Pattern:
     for cond in conditions:
         if not any(cond.variables <= {v.name for v in b.variables} for b in branches):
             raise QueryError(
-                "this condition mixes variables of different OR branches, so no branch"
-                " could ever check it",
+                "this condition mixes variables of different OR branches, so no branch could ever check it",
                 cond.expr.span,
             )
     filters = tuple(
         (v.name, tuple(c.expr for c in conditions if c.prefilter and c.variables == {v.name}))
         for v in variables.values()
     )
-    return Pattern(
-        tuple(branches), tuple(variables.values()), query.window.seconds, filters, query
-    )
+    return Pattern(tuple(branches), tuple(variables.values()), query.window.seconds, filters, query)
 
 
 def count_branches(node: a.Structure) -> int:
@@ -130,13 +127,13 @@ def _classify(expr: a.Expr, variables: dict[str, Variable]) -> Condition:
         elif isinstance(node, a.Agg) and node.scope is a.Scope.PREFIX:
             iterates = node.var
             from_second = True
-        elif isinstance(node, a.Attr) and node.index in (a.Index.FIRST, a.Index.LAST):
-            whole.add(node.var)
-        elif isinstance(node, a.Agg):
+        elif (
+            isinstance(node, a.Attr)
+            and node.index in (a.Index.FIRST, a.Index.LAST)
+            or isinstance(node, a.Agg)
+        ):
             whole.add(node.var)
     single = len(names) == 1 and not whole and not from_second
     (only,) = names if len(names) == 1 else (None,)
-    prefilter = single and only is not None and (
-        iterates == only or not variables[only].kleene
-    )
+    prefilter = single and only is not None and (iterates == only or not variables[only].kleene)
     return Condition(expr, names, iterates, from_second, frozenset(whole), prefilter)

@@ -118,8 +118,7 @@ class Pattern:
 def _attrs(expr: a.Expr) -> set[str]:
     out: set[str] = set()
     for node in a.iter_expr(expr):
-        if isinstance(node, a.Attr):
-            out.add(node.attr)
-        elif isinstance(node, a.Agg) and node.attr is not None:
-            out.add(node.attr)
+        attr = node.attr if isinstance(node, a.Attr | a.Agg) else None
+        if attr is not None:
+            out.add(attr)
     return out

@@ -270,6 +270,4 @@ def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
 
 def variables_of(expr: Expr) -> frozenset[str]:
     """The variables a condition mentions (``[attr]`` mentions none by itself)."""
-    return frozenset(
-        node.var for node in iter_expr(expr) if isinstance(node, Attr | Agg)
-    )
+    return frozenset(node.var for node in iter_expr(expr) if isinstance(node, Attr | Agg))

@@ -32,12 +32,10 @@ def _check_conjunct(conjunct: a.Expr, elements: dict[str, a.Prim | a.Kleene | a.
     nodes = a.iter_expr(conjunct)
     for node in nodes:
         if isinstance(node, a.Equiv) and node is not conjunct:
-            raise QueryError(
-                f"[{node.attr}] must stand alone as a top-level AND condition", node.span
-            )
+            raise QueryError(f"[{node.attr}] must stand alone as a top-level AND condition", node.span)
         if isinstance(node, a.Attr | a.Agg):
             _check_reference(node, elements)
-    iterated = {n.var for n in nodes if _iterates(n)}
+    iterated = {n.var for n in nodes if isinstance(n, a.Attr | a.Agg) and _iterates(n)}
     if len(iterated) > 1:
         raise QueryError(
             "a condition can iterate over one Kleene variable only"
@@ -107,14 +105,15 @@ def check_schema(query: a.Query, schema: Schema) -> None:
     for node in nodes:
         if isinstance(node, a.Compare):
             _check_kinds(node, schema)
-        if isinstance(node, a.Agg) and node.func != "count" and node.attr is not None:
-            if schema.kind(node.attr) is Kind.STR:
-                raise QueryError(
-                    f"{node.func}() needs a numeric column, and {node.attr!r} holds text", node.span
-                )
+        if isinstance(node, a.Agg) and node.func != "count" and _text_column(node.attr, schema):
+            raise QueryError(f"{node.func}() needs a numeric column, and {node.attr!r} holds text", node.span)
 
 
-def _columns_of(node: a.Expr) -> list[tuple[str, a.Span]]:
+def _text_column(column: str | None, schema: Schema) -> bool:
+    return column is not None and schema.kind(column) is Kind.STR
+
+
+def _columns_of(node: a.Expr) -> list[tuple[str, Span]]:
     match node:
         case a.Attr(_, attr):
             return [(attr, node.span)]

@@ -7,7 +7,13 @@ from importlib import resources
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 from lark.tree import Meta
 
 from cepcli.errors import QueryError, Span
@@ -137,8 +143,14 @@ class _ToAst(Transformer[Token, Any]):
                 case _:
                     structure = part
         assert structure is not None and window is not None
-        return a.Query(structure, window, _value(where[1]) if where[1] is not None else None,
-                       where[0], source, _span(meta))
+        return a.Query(
+            structure,
+            window,
+            _value(where[1]) if where[1] is not None else None,
+            where[0],
+            source,
+            _span(meta),
+        )
 
     def from_clause(self, meta: Meta, path: Token) -> tuple[str, str]:
         return ("from", _unquote(path))
@@ -161,12 +173,12 @@ class _ToAst(Transformer[Token, Any]):
     def kleene_plus(self, meta: Meta, type_: str, var: Token) -> a.Kleene:
         return a.Kleene(type_, str(var), 1, None, _span(meta))
 
-    def kleene_bounded(
-        self, meta: Meta, type_: str, bounds: tuple[int, int | None], var: Token
-    ) -> a.Kleene:
+    def kleene_bounded(self, meta: Meta, type_: str, bounds: tuple[int, int | None], var: Token) -> a.Kleene:
         lo, hi = bounds
         if hi is not None and hi < lo:
-            raise QueryError(f"repetition bounds {{{lo},{hi}}}: the upper bound is below the lower", _span(meta))
+            raise QueryError(
+                f"repetition bounds {{{lo},{hi}}}: the upper bound is below the lower", _span(meta)
+            )
         if lo < 1 or hi == 0:
             raise QueryError("a repetition needs at least one event (use NOT for none)", _span(meta))
         return a.Kleene(type_, str(var), lo, hi, _span(meta))
@@ -191,9 +203,7 @@ class _ToAst(Transformer[Token, Any]):
                 raise QueryError("Kleene closure inside NOT is not supported", item.span)
             case a.Neg():
                 raise QueryError("double negation: NOT of a NOT", item.span)
-        raise QueryError(
-            "NOT applies to a single event 'Type var', not to a whole pattern", _span(meta)
-        )
+        raise QueryError("NOT applies to a single event 'Type var', not to a whole pattern", _span(meta))
 
     def where_braced(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
         return self._where(parts)
@@ -226,9 +236,7 @@ class _ToAst(Transformer[Token, Any]):
         if unit is not None:
             key = str(unit).lower()
             if key not in a.UNIT_ALIASES:
-                raise QueryError(
-                    f"unknown time unit {str(unit)!r} (use ms, s, min, h or d)", _tok_span(unit)
-                )
+                raise QueryError(f"unknown time unit {str(unit)!r} (use ms, s, min, h or d)", _tok_span(unit))
             canonical = a.UNIT_ALIASES[key]
         if value <= 0:
             raise QueryError("the window must be positive", _tok_span(number))

@@ -49,8 +49,16 @@ class _Pending:
 
     __slots__ = ("match", "m", "rows", "min_ts", "max_ts", "checks", "dropped", "branch")
 
-    def __init__(self, match: Match, m: list[object], rows: frozenset[int], min_ts: float,
-                 max_ts: float, checks: list[NegationCheck], branch: int) -> None:
+    def __init__(
+        self,
+        match: Match,
+        m: list[object],
+        rows: frozenset[int],
+        min_ts: float,
+        max_ts: float,
+        checks: list[NegationCheck],
+        branch: int,
+    ) -> None:
         self.match, self.m, self.rows = match, m, rows
         self.min_ts, self.max_ts, self.checks = min_ts, max_ts, checks
         self.dropped = False
@@ -65,8 +73,7 @@ class _BranchRuntime:
         self.stats = stats
         self.slots = {v.name: i for i, v in enumerate(branch.variables)}
         self.conditions: list[CompiledCondition | None] = [
-            None if c.prefilter else compile_condition(c.expr, self.slots, schema)
-            for c in branch.conditions
+            None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
         ]
         self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
         self.root = _Instance(0, tuple(None for _ in branch.variables), None)
@@ -76,8 +83,10 @@ class _BranchRuntime:
         self.by_mask: dict[int, list[tuple[int, tuple[TakeEdge, ...]]]] = {}
         self.positive_slots = tuple(self.slots[v.name] for v in branch.positives)
         self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
-        self.negations = [_negation_check(branch, v.name, v.bit, self.slots, self.conditions,
-                                          self.equiv, window, stats) for v in branch.negated]
+        self.negations = [
+            _negation_check(branch, v.name, v.bit, self.slots, self.conditions, self.equiv, window, stats)
+            for v in branch.negated
+        ]
 
     def routes(self, mask: int) -> list[tuple[int, tuple[TakeEdge, ...]]]:
         """For an event mask: the states with take edges it can trigger, and those edges."""
@@ -151,9 +160,11 @@ class EagerRuntime:
             if pending.dropped:
                 continue
             for check in pending.checks:
-                if event.mask >> check.bit & 1 and _in_window(
-                    pending, event, self.window
-                ) and check.violates(pending.m, pending.rows, event):
+                if (
+                    event.mask >> check.bit & 1
+                    and _in_window(pending, event, self.window)
+                    and check.violates(pending.m, pending.rows, event)
+                ):
                     pending.dropped = True
                     break
         for bit, buffer in self.buffers.items():
@@ -178,8 +189,9 @@ class EagerRuntime:
 
     # --- one take edge ------------------------------------------------------------------
 
-    def _take(self, index: int, runtime: _BranchRuntime, instance: _Instance, edge: TakeEdge,
-              event: Event) -> _Instance | None:
+    def _take(
+        self, index: int, runtime: _BranchRuntime, instance: _Instance, edge: TakeEdge, event: Event
+    ) -> _Instance | None:
         if runtime.equiv and not _same_key(runtime, instance.m, event):
             return None
         m = list(instance.m)
@@ -205,8 +217,9 @@ class EagerRuntime:
             self._accept(index, runtime, m, group.first_ts, event.ts)
         return _Instance(edge.target, tuple(m), group) if keep else None
 
-    def _edge_conditions(self, runtime: _BranchRuntime, edge: TakeEdge, m: list[object],
-                         event: Event) -> bool:
+    def _edge_conditions(
+        self, runtime: _BranchRuntime, edge: TakeEdge, m: list[object], event: Event
+    ) -> bool:
         stats = self.stats
         conditions = runtime.conditions
         for i in edge.check:
@@ -231,8 +244,7 @@ class EagerRuntime:
                 return False
         return True
 
-    def _each(self, fn: CompiledCondition, cond: Condition, m: list[object],
-              slots: dict[str, int]) -> bool:
+    def _each(self, fn: CompiledCondition, cond: Condition, m: list[object], slots: dict[str, int]) -> bool:
         """An element-wise condition over every element of its Kleene variable."""
         assert cond.iterates is not None
         elements = m[slots[cond.iterates]]
@@ -247,8 +259,9 @@ class EagerRuntime:
 
     # --- acceptance -----------------------------------------------------------------------
 
-    def _accept(self, index: int, runtime: _BranchRuntime, m: list[object], first_ts: float,
-                last_ts: float) -> None:
+    def _accept(
+        self, index: int, runtime: _BranchRuntime, m: list[object], first_ts: float, last_ts: float
+    ) -> None:
         branch = runtime.nfa.branch
         for i in runtime.nfa.at_accept:
             cond = branch.conditions[i]
@@ -317,23 +330,35 @@ def _same_key(runtime: _BranchRuntime, m: tuple[object, ...], event: Event) -> b
     return True
 
 
-def _negation_check(branch: Branch, name: str, bit: int, slots: dict[str, int],
-                    conditions: list[CompiledCondition | None], equiv: tuple[int, ...],
-                    window: float, stats: Stats) -> NegationCheck:
+def _negation_check(
+    branch: Branch,
+    name: str,
+    bit: int,
+    slots: dict[str, int],
+    conditions: list[CompiledCondition | None],
+    equiv: tuple[int, ...],
+    window: float,
+    stats: Stats,
+) -> NegationCheck:
     mine = tuple(
-        fn for c, fn in zip(branch.conditions, conditions, strict=True)
+        fn
+        for c, fn in zip(branch.conditions, conditions, strict=True)
         if name in c.variables and fn is not None
     )
     return NegationCheck(
-        name, bit, slots[name],
+        name,
+        bit,
+        slots[name],
         tuple(slots[v] for v in sorted(branch.before(name))),
         tuple(slots[v] for v in sorted(branch.after(name))),
-        mine, equiv, window, stats,
+        mine,
+        equiv,
+        window,
+        stats,
     )
 
 
-def evaluate_eager(nfa: EagerNfa, events: Iterable[Event], schema: Schema,
-                   stats: Stats) -> Iterator[Match]:
+def evaluate_eager(nfa: EagerNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
     """Run the eager NFA over relevant events, yielding matches as they are found."""
     runtime = EagerRuntime(nfa, schema, stats)
     for event in events:

@@ -120,7 +120,7 @@ class NegationCheck:
 def _events(binding: object) -> tuple[Event, ...]:
     if binding is None:
         return ()
-    return binding if isinstance(binding, tuple) else (binding,)  # type: ignore[return-value]
+    return binding if isinstance(binding, tuple) else (binding,)
 
 
 def _same(m: Sequence[object], event: Event, columns: tuple[int, ...], skip: int) -> bool:

@@ -52,12 +52,7 @@ class Stats:
 
     @property
     def memory_operations(self) -> int:
-        return (
-            self.instances_created
-            + self.instances_deleted
-            + self.buffer_insertions
-            + self.buffer_removals
-        )
+        return self.instances_created + self.instances_deleted + self.buffer_insertions + self.buffer_removals
 
     @property
     def events_per_second(self) -> float:

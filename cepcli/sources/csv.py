@@ -68,11 +68,11 @@ class CsvSource:
         except OSError as err:
             raise InputError(f"cannot open: {err.strerror}", filename=self.name) from None
         self._raw = raw
-        stream: IO[bytes] = raw
+        stream: IO[bytes] | gzip.GzipFile = raw
         if opts.path.endswith(".gz") or _gzip_magic(raw):
-            stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+            stream = gzip.GzipFile(fileobj=raw)
         try:
-            return pd.read_csv(  # type: ignore[no-any-return]
+            return pd.read_csv(
                 stream,
                 chunksize=opts.chunk_rows,
                 dtype=str,
@@ -100,13 +100,10 @@ class CsvSource:
                 if col not in columns:
                     flag = "--type-col" if role == "type" else "--time-col"
                     raise InputError(
-                        f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one"
-                        f" with {flag})",
+                        f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                         filename=self.name,
                     )
-            kinds = tuple(
-                Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns
-            )
+            kinds = tuple(Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns)
             self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
         return self._schema
 
@@ -157,8 +154,11 @@ class CsvSource:
             ts = self._timestamps(chunk[schema.time_col], base)
             if not self.options.sort and len(ts):
                 last_ts, last_value = self._check_order(chunk, ts, base, last_ts, last_value)
-            frame = {c: self._column(chunk[c], c, kinds, schema, base) for c in prefilter.columns
-                     if c != schema.time_col}
+            frame = {
+                c: self._column(chunk[c], c, kinds, schema, base)
+                for c in prefilter.columns
+                if c != schema.time_col
+            }
             frame[schema.time_col] = pd.Series(ts, index=chunk.index)
             types = chunk[schema.type_col]
             masks, evaluations = prefilter.masks(types, frame)
@@ -170,8 +170,16 @@ class CsvSource:
                 self.on_chunk(self)
             chunk = self._next_chunk()
 
-    def _build(self, chunk: pd.DataFrame, keep: np.ndarray, masks: np.ndarray, ts: np.ndarray,
-               base: int, kinds: list[Kind], schema: Schema) -> Iterator[Event]:
+    def _build(
+        self,
+        chunk: pd.DataFrame,
+        keep: np.ndarray,
+        masks: np.ndarray,
+        ts: np.ndarray,
+        base: int,
+        kinds: list[Kind],
+        schema: Schema,
+    ) -> Iterator[Event]:
         part = chunk.iloc[keep]
         columns = []
         for c in schema.columns:
@@ -184,8 +192,7 @@ class CsvSource:
         for i in range(len(rows)):
             yield Event(rows[i], times[i], types[i], values[i], mask_list[i])
 
-    def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema,
-                base: int) -> pd.Series:
+    def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, base: int) -> pd.Series:
         """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
         i = schema.columns.index(name)
         kind = kinds[i]
@@ -211,7 +218,9 @@ class CsvSource:
         empty = (col == "").to_numpy()
         if empty.any():
             pos = int(np.flatnonzero(empty)[0])
-            raise InputError(f"missing timestamp in column {opts.time_col!r}", _row_of(col, pos, base), self.name)
+            raise InputError(
+                f"missing timestamp in column {opts.time_col!r}", _row_of(col, pos, base), self.name
+            )
         if self._time_numeric is None:
             first = pd.to_numeric(col.iloc[:1], errors="coerce")
             self._time_numeric = opts.time_format is None and bool(first.notna().all())
@@ -230,15 +239,19 @@ class CsvSource:
             parsed = stamps.astype("int64") / 1e9
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            how = f"with --time-format {opts.time_format!r}" if opts.time_format else (
-                "as a number" if self._time_numeric else "as an ISO-8601 date-time")
+            how = (
+                f"with --time-format {opts.time_format!r}"
+                if opts.time_format
+                else ("as a number" if self._time_numeric else "as an ISO-8601 date-time")
+            )
             raise InputError(
                 f"cannot read timestamp {col.iloc[pos]!r} {how}", _row_of(col, pos, base), self.name
             )
         return parsed.to_numpy(dtype="float64")
 
-    def _check_order(self, chunk: pd.DataFrame, ts: np.ndarray, base: int,
-                     last_ts: float | None, last_value: object) -> tuple[float, object]:
+    def _check_order(
+        self, chunk: pd.DataFrame, ts: np.ndarray, base: int, last_ts: float | None, last_value: object
+    ) -> tuple[float, object]:
         col = chunk[self.options.time_col]
         if last_ts is not None and ts[0] < last_ts:
             self._decrease(0, last_value, col.iloc[0], base, col)
@@ -300,7 +313,8 @@ def _python(col: pd.Series) -> list[Any]:
 
 def _reason(err: BaseException) -> str:
     if isinstance(err, UnicodeDecodeError):
-        return f"the input is not valid UTF-8 (byte {err.object[err.start:err.start + 1]!r} at offset {err.start})"
+        byte = err.object[err.start : err.start + 1]
+        return f"the input is not valid UTF-8 (byte {byte!r} at offset {err.start})"
     if isinstance(err, EOFError | gzip.BadGzipFile):
         return f"the compressed input is truncated or corrupt ({err})"
     text = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__

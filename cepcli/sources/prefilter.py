@@ -56,8 +56,7 @@ class Prefilter:
             for v in pattern.variables
         )
         columns = frozenset(
-            n.attr for f in filters for c in f.conditions for n in a.iter_expr(c)
-            if isinstance(n, a.Attr)
+            n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
         return cls(filters, columns)
 
