@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from datetime import datetime
 from itertools import combinations, product
 from typing import Any
@@ -69,11 +70,10 @@ def oracle(query_text: str, csv_text: str, type_col: str = "type", time_col: str
 def _branch_matches(
     branch: Branch, rows: list[Row], window: float, type_col: str, time_col: str
 ) -> set[MatchKey]:
-    choices = [_choices(v, rows, type_col) for v in branch.positives]
     out: set[MatchKey] = set()
-    for picked in product(*choices):
-        m = dict(zip((v.name for v in branch.positives), picked, strict=True))
-        events = [e for group in picked for e in group]
+    negated = {n.name for n in branch.negated}
+    for m in _assignments(branch, rows, window, type_col, time_col):
+        events = [e for group in m.values() for e in group]
         if len({e["_row"] for e in events}) != len(events):  # rule 2
             continue
         if not _ordered(branch, m):  # rule 3
@@ -85,7 +85,7 @@ def _branch_matches(
         if not all(
             _holds(c.expr, c.iterates, c.from_second, env)
             for c in branch.conditions
-            if not (set(c.variables) & {n.name for n in branch.negated})
+            if not set(c.variables) & negated
         ):  # rule 5
             continue
         if branch.equiv and not _same(events, branch.equiv):
@@ -98,17 +98,63 @@ def _branch_matches(
     return out
 
 
-def _choices(v: Variable, rows: list[Row], type_col: str) -> list[tuple[Row, ...]]:
-    of_type = [r for r in rows if r[type_col] == v.type]  # rule 1
-    if not v.kleene:
-        return [(r,) for r in of_type]
-    hi = len(of_type) if v.hi is None else min(v.hi, len(of_type))
-    return [c for k in range(v.lo, hi + 1) for c in combinations(of_type, k)]
+def _assignments(
+    branch: Branch, rows: list[Row], window: float, type_col: str, time_col: str
+) -> Iterator[dict[str, tuple[Row, ...]]]:
+    """Every assignment of candidates to the variables (rule 1: the type; and, to keep
+    the product small, each variable's own single-variable conditions and the window,
+    which rules 4 and 5 would check anyway)."""
+    singles = [v for v in branch.positives if not v.kleene]
+    kleenes = [v for v in branch.positives if v.kleene]
+    candidates = {v.name: _candidates(branch, v, rows, type_col, time_col) for v in branch.positives}
+    for picked in product(*(candidates[v.name] for v in singles)):
+        times = [e["_ts"] for e in picked]
+        if times and max(times) - min(times) > window:
+            continue
+        lo = max(times) - window if times else float("-inf")
+        hi = min(times) + window if times else float("inf")
+        subsets = [
+            _subsets(v, [e for e in candidates[v.name] if lo <= e["_ts"] <= hi], window) for v in kleenes
+        ]
+        for chosen in product(*subsets):
+            m = {v.name: (e,) for v, e in zip(singles, picked, strict=True)}
+            m.update({v.name: s for v, s in zip(kleenes, chosen, strict=True)})
+            yield {v.name: m[v.name] for v in branch.positives}
+
+
+def _candidates(branch: Branch, v: Variable, rows: list[Row], type_col: str, time_col: str) -> list[Row]:
+    own = [c for c in branch.conditions if c.variables == {v.name} and not c.whole and not c.from_second]
+    out = []
+    for row in rows:
+        if row[type_col] != v.type:  # rule 1
+            continue
+        env = _Env({v.name: (row,)}, time_col)
+        if all(_holds(c.expr, c.iterates, False, env) for c in own):
+            out.append(row)
+    return out
+
+
+def _subsets(v: Variable, candidates: list[Row], window: float) -> list[tuple[Row, ...]]:
+    """Subsets of the candidates, in stream order, of a size within the bounds and
+    spanning at most the window (each found once, from its first element)."""
+    ordered = sorted(candidates, key=_key)
+    out: list[tuple[Row, ...]] = []
+    for i, first in enumerate(ordered):
+        rest = [e for e in ordered[i + 1 :] if e["_ts"] - first["_ts"] <= window]
+        hi = len(rest) + 1 if v.hi is None else min(v.hi, len(rest) + 1)
+        for k in range(max(v.lo, 1), hi + 1):
+            out.extend((first, *more) for more in combinations(rest, k - 1))
+    return out
+
+
+def _key(row: Row) -> tuple[float, int]:
+    """Stream order: by time, then by row (the input's own order when it is sorted)."""
+    return (row["_ts"], row["_row"])
 
 
 def _ordered(branch: Branch, m: dict[str, tuple[Row, ...]]) -> bool:
     for x, y in branch.order:
-        if x in m and y in m and max(e["_row"] for e in m[x]) >= min(e["_row"] for e in m[y]):
+        if x in m and y in m and max(map(_key, m[x])) >= min(map(_key, m[y])):
             return False
     return True
 
@@ -135,9 +181,9 @@ def _violated(
     for e in rows:
         if e[type_col] != n.type or e["_row"] in assigned:
             continue
-        if any(x in m and max(r["_row"] for r in m[x]) >= e["_row"] for x, y in branch.order if y == n.name):
+        if any(x in m and max(map(_key, m[x])) >= _key(e) for x, y in branch.order if y == n.name):
             continue
-        if any(y in m and min(r["_row"] for r in m[y]) <= e["_row"] for x, y in branch.order if x == n.name):
+        if any(y in m and min(map(_key, m[y])) <= _key(e) for x, y in branch.order if x == n.name):
             continue
         times = [r["_ts"] for r in events] + [e["_ts"]]
         if max(times) - min(times) > window:

@@ -10,43 +10,46 @@ from cepcli.events import Event
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.stats import Stats
 
+Key = tuple[float, int]  # stream order: (timestamp, row); row order when the input is unsorted
+_LAST_ROW = 1 << 62
+_INF = float("inf")
+
 
 class EventBuffer:
-    """Events in stream order, searchable by row and time, evicted by the window."""
+    """Events in stream order, searchable by position and time, evicted by the window."""
 
-    __slots__ = ("events", "rows", "times", "start", "stats")
+    __slots__ = ("events", "keys", "start", "stats")
 
     def __init__(self, stats: Stats) -> None:
         self.events: list[Event] = []
-        self.rows: list[int] = []
-        self.times: list[float] = []
+        self.keys: list[Key] = []
         self.start = 0
         self.stats = stats
 
     def add(self, event: Event) -> None:
         self.events.append(event)
-        self.rows.append(event.row)
-        self.times.append(event.ts)
+        self.keys.append((event.ts, event.row))
         self.stats.buffered()
 
     def evict_before(self, ts: float) -> None:
         """Drop events older than ``ts`` (amortised O(1) per event)."""
         start = self.start
-        times = self.times
-        end = len(times)
-        while start < end and times[start] < ts:
+        keys = self.keys
+        end = len(keys)
+        while start < end and keys[start][0] < ts:
             start += 1
         if start != self.start:
             self.stats.unbuffered(start - self.start)
             self.start = start
             if start > 1024 and start * 2 > end:
-                del self.events[:start], self.rows[:start], self.times[:start]
+                del self.events[:start], self.keys[:start]
                 self.start = 0
 
-    def between(self, after_row: int, before_row: int, min_ts: float, max_ts: float) -> Sequence[Event]:
-        """Events with ``after_row < row < before_row`` and ``min_ts <= ts <= max_ts``."""
-        lo = max(bisect_right(self.rows, after_row, self.start), bisect_left(self.times, min_ts, self.start))
-        hi = min(bisect_left(self.rows, before_row, self.start), bisect_right(self.times, max_ts, self.start))
+    def between(self, after: Key, before: Key, min_ts: float, max_ts: float) -> Sequence[Event]:
+        """Events strictly between two stream positions, with ``min_ts <= ts <= max_ts``."""
+        keys = self.keys
+        lo = max(bisect_right(keys, after, self.start), bisect_left(keys, (min_ts, -1), self.start))
+        hi = min(bisect_left(keys, before, self.start), bisect_right(keys, (max_ts, _LAST_ROW), self.start))
         return self.events[lo:hi] if lo < hi else ()
 
     def __len__(self) -> int:
@@ -86,17 +89,17 @@ class NegationCheck:
         """Can a violating event still arrive after the match completed?"""
         return not self.after
 
-    def bounds(self, m: Sequence[object]) -> tuple[int, int]:
-        """Row range (exclusive) allowed by the order constraints."""
-        after_row = max((e.row for s in self.before for e in _events(m[s])), default=-1)
-        before_row = min((e.row for s in self.after for e in _events(m[s])), default=1 << 62)
-        return after_row, before_row
+    def bounds(self, m: Sequence[object]) -> tuple[Key, Key]:
+        """Stream positions (exclusive) allowed by the order constraints."""
+        after = max(((e.ts, e.row) for s in self.before for e in _events(m[s])), default=(-_INF, -1))
+        before = min(((e.ts, e.row) for s in self.after for e in _events(m[s])), default=(_INF, _LAST_ROW))
+        return after, before
 
     def violated(
         self, m: list[object], rows: frozenset[int], min_ts: float, max_ts: float, buffer: EventBuffer
     ) -> bool:
-        after_row, before_row = self.bounds(m)
-        candidates = buffer.between(after_row, before_row, max_ts - self.window, min_ts + self.window)
+        after, before = self.bounds(m)
+        candidates = buffer.between(after, before, max_ts - self.window, min_ts + self.window)
         return any(self.violates(m, rows, e) for e in candidates)
 
     def violates(self, m: list[object], rows: frozenset[int], event: Event) -> bool:
