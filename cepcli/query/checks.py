@@ -5,6 +5,7 @@ from __future__ import annotations
 from cepcli.errors import QueryError, Span
 from cepcli.events import Kind, Schema
 from cepcli.query import ast as a
+from cepcli.query.printer import print_expr
 
 ITERATING = (a.Index.EACH, a.Index.PREV)
 
@@ -124,23 +125,52 @@ def _columns_of(node: a.Expr) -> list[tuple[str, Span]]:
     return []
 
 
+_NUMBER, _TEXT, _BOOL = "number", "text", "boolean"
+
+
 def _check_kinds(node: a.Compare, schema: Schema) -> None:
-    for column_side, literal in ((node.left, node.right), (node.right, node.left)):
-        if not isinstance(column_side, a.Attr):
-            continue
-        kind = schema.kind(column_side.attr)
-        if kind.numeric and isinstance(literal, a.Str):
-            raise QueryError(
-                f"{column_side.var}.{column_side.attr} is numeric and is compared with the"
-                f" string {literal.value!r}",
-                node.span,
-            )
-        if kind is Kind.STR and isinstance(literal, a.Num) and node.op not in ("=", "!="):
-            raise QueryError(
-                f"{column_side.var}.{column_side.attr} holds text and is compared with the"
-                f" number {literal.value}",
-                node.span,
-            )
+    """Both sides of a comparison must be of one kind: numbers, text or booleans."""
+    left, right = _kind_of(node.left, schema), _kind_of(node.right, schema)
+    if left and right and left != right:
+        raise QueryError(
+            f"{print_expr(node.left)} is {_article(left)} and {print_expr(node.right)}"
+            f" is {_article(right)}: they cannot be compared",
+            node.span,
+        )
+
+
+def _article(kind: str) -> str:
+    return {"number": "a number", "text": "text", "boolean": "a boolean"}[kind]
+
+
+def _kind_of(expr: a.Expr, schema: Schema) -> str | None:
+    """The kind of a value expression, or None when the input does not tell yet."""
+    match expr:
+        case a.Num():
+            return _NUMBER
+        case a.Str():
+            return _TEXT
+        case a.Bool():
+            return _BOOL
+        case a.Attr(_, attr):
+            kind = schema.kind(attr)
+            return _NUMBER if kind.numeric else (_TEXT if kind is Kind.STR else None)
+        case a.Agg():
+            return _NUMBER
+        case a.Abs(operand) | a.Minus(operand):
+            _numeric_operand(operand, schema)
+            return _NUMBER
+        case a.Arith(_, left, right):
+            _numeric_operand(left, schema)
+            _numeric_operand(right, schema)
+            return _NUMBER
+    return None
+
+
+def _numeric_operand(expr: a.Expr, schema: Schema) -> None:
+    kind = _kind_of(expr, schema)
+    if kind is not None and kind != _NUMBER:
+        raise QueryError(f"arithmetic needs numbers, and {print_expr(expr)} is {_article(kind)}", expr.span)
 
 
 def check_condition_shape(expr: a.Expr) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -42,6 +43,12 @@ _TOKEN_NAMES = {
     "RBRACE": "'}'",
     "PLUS": "'+'",
     "MINUS": "'-'",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/' or '%'",
+    "DOTDOT": "'..'",
+    "_TRUE": "true",
+    "_FALSE": "false",
+    "EQUAL": "'='",
     "DOT": "'.'",
     "COMP_OP": "a comparison",
     "STRATEGY": "a selection strategy",
@@ -61,7 +68,7 @@ def parse_query(text: str, filename: str = "<query>") -> a.Query:
         tree = _parser().parse(text)
         query: a.Query = _ToAst().transform(tree)
     except UnexpectedInput as err:
-        raise _syntax_error(err).located(text, filename) from None
+        raise _syntax_error(err, text).located(text, filename) from None
     except VisitError as err:
         if isinstance(err.orig_exc, QueryError):
             raise err.orig_exc.located(text, filename) from None
@@ -69,36 +76,78 @@ def parse_query(text: str, filename: str = "<query>") -> a.Query:
     return query
 
 
-def _syntax_error(err: UnexpectedInput) -> QueryError:
-    span = Span(err.line, err.column, err.line, err.column + 1) if err.line > 0 else Span(0, 0)
+def _syntax_error(err: UnexpectedInput, text: str) -> QueryError:
+    """Turn lark's token-level complaint into a message about the query."""
     if isinstance(err, UnexpectedCharacters):
+        span = Span(err.line, err.column, err.line, err.column + 1)
+        if err.char in "'\"":
+            return QueryError("unterminated string", span)
         return QueryError(f"unexpected character {err.char!r}", span)
-    expected = set(getattr(err, "expected", ()) or getattr(err, "accepts", ()) or ())
-    if isinstance(err, UnexpectedEOF):
-        found = "end of query"
-    else:
-        assert isinstance(err, UnexpectedToken)
-        token = err.token
-        found = "end of query" if token.type == "$END" else repr(str(token))
-        if token.type == "$END":
-            span = _end_span(err)
+    assert isinstance(err, UnexpectedToken | UnexpectedEOF)
+    expected = set(err.expected)
+    token = err.token
+    if token.type == "$END":
+        span = _end_span(text)
+        if "_WITHIN" in expected:
+            return QueryError("missing WITHIN clause (found end of query)", span)
+        return QueryError(f"the query ends too early; expected {_listed(expected)}", span)
+    line, col = token.line or 0, token.column or 0
+    span = Span(line, col, line, col + 1)
+    found = repr(str(token))
+    if token.type == "RPAR" and "RPAR" not in expected and _depth(text, token) <= 0:
+        return QueryError("unbalanced parentheses: this ')' has no matching '('", span)
+    if token.type == "COMP_OP" and "_AND" in expected:
+        return QueryError("comparisons cannot be chained: join them with AND", span)
+    if token.type == "_WHERE" and "_WHERE" not in expected and "_WITHIN" not in expected:
+        return QueryError("WHERE must come before WITHIN", span)
     if {"COMMA", "RPAR"} <= expected:
         return QueryError(f"expected ',' or ')' in the pattern, found {found}", span)
-    if "_WITHIN" in expected and not expected & {"NAME", "STRING"}:
-        return QueryError(f"missing WITHIN clause (found {found})", span)
+    if {"_AND", "_OR", "_WITHIN"} <= expected:
+        closing = "')'" if _depth(text, token) > 0 else "WITHIN"
+        return QueryError(f"unexpected {found}; expected AND, OR or {closing}", span)
+    before = _word_before(text, token)
+    if before in ("AND", "OR", "NOT", "WHERE") and "NAME" in expected:
+        return QueryError(f"unexpected {found}; expected a condition after {before}", span)
+    if expected <= {"MINUS", "NUMBER"}:
+        return QueryError(f"unexpected {found}; expected a number", span)
+    if expected <= {"DOT", "$END"}:
+        return QueryError(f"unexpected {found} after the end of the query", span)
     if "_PATTERN" in expected:
         return QueryError(f"a query starts with PATTERN (or FROM 'file'), found {found}", span)
-    if expected == {"NAME"} or expected == {"NAME", "STRING"}:
+    if expected in ({"NAME"}, {"NAME", "STRING"}):
         return QueryError(f"expected a name, found {found}", span)
-    names = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in expected})
-    listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return QueryError(f"unexpected {found}; expected {listed}", span)
+    return QueryError(f"unexpected {found}; expected {_listed(expected)}", span)
 
 
-def _end_span(err: UnexpectedToken) -> Span:
-    """Point just past the last character of the query for 'end of query' errors."""
-    line = err.token.line or 0
-    col = err.token.column or 0
+def _listed(expected: set[str]) -> str:
+    names = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in expected if t != "$END"})
+    return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+
+
+def _depth(text: str, token: Token) -> int:
+    """Open parentheses before a token (strings and comments left out)."""
+    start = token.start_pos if token.start_pos is not None else 0
+    code = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|(--|#)[^\n]*", " ", text[:start])
+    return code.count("(") - code.count(")")
+
+
+def _word_before(text: str, token: Token) -> str:
+    """The word just before a token, upper-cased (for 'expected a condition after AND')."""
+    start = token.start_pos if token.start_pos is not None else 0
+    words = re.sub(r"(--|#)[^\n]*", " ", text[:start]).split()
+    return words[-1].upper() if words else ""
+
+
+def _end_span(text: str) -> Span:
+    """Just past the last token of the query, for 'found end of query' errors."""
+    try:
+        tokens = list(_parser().lex(text))
+    except UnexpectedInput:
+        tokens = []
+    if not tokens:
+        return Span(1, 1, 1, 2)
+    last = tokens[-1]
+    line, col = last.end_line or 1, last.end_column or 1
     return Span(line, col, line, col + 1)
 
 
@@ -230,7 +279,19 @@ class _ToAst(Transformer[Token, Any]):
                 cond = part
         return ("where", strategy, cond)
 
-    def within_clause(self, meta: Meta, number: Token, unit: Token | None = None) -> a.Duration:
+    def window_sign(self, meta: Meta) -> str:
+        return "-"
+
+    def within_clause(self, meta: Meta, *parts: Any) -> a.Duration:
+        sign = parts[0] == "-"
+        number: Token = parts[1] if sign else parts[0]
+        unit: Token | None = parts[2 if sign else 1] if len(parts) > (2 if sign else 1) else None
+        if sign:
+            start = _span(meta)
+            raise QueryError(
+                "the window must be positive",
+                Span(start.line, start.col + len("WITHIN") + 1, number.end_line or 0, number.end_column or 0),
+            )
         value = _number(str(number))
         canonical = ""
         if unit is not None:
@@ -326,7 +387,7 @@ class _ToAst(Transformer[Token, Any]):
 
     def index_prev(self, meta: Meta, name: Token, one: Token) -> a.Index:
         if str(name).lower() != "i" or str(one) != "1":
-            raise QueryError("unknown index: use i, i-1, 1 or last", _span(meta))
+            raise QueryError(f"unknown index '{name}-{one}': use i, i-1, 1 or last", _span(meta))
         return a.Index.PREV
 
     def index_number(self, meta: Meta, n: Token) -> a.Index:

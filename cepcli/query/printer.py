@@ -59,7 +59,8 @@ def print_expr(expr: a.Expr, parent: int = 0) -> str:
         case a.Abs(operand):
             return f"abs({print_expr(operand)})"
         case a.Minus(operand):
-            return f"-{print_expr(operand, 9)}"
+            inner = print_expr(operand, 9)
+            return f"-({inner})" if inner.startswith("-") else f"-{inner}"
         case a.Not(operand):
             return _wrap(f"NOT {print_expr(operand, _PRECEDENCE['not'])}", "not", parent)
         case a.Compare(op, left, right):
@@ -90,7 +91,8 @@ def _number(value: float) -> str:
 
 
 def _type_name(name: str) -> str:
-    if name.isidentifier() and name.lower() not in {"seq", "and", "or", "not", "true", "false"}:
+    reserved = {"pattern", "from", "where", "within", "seq", "and", "or", "not", "true", "false"}
+    if name.isascii() and name.isidentifier() and name.lower() not in reserved:
         return name
     return _quote(name)
 
