@@ -51,11 +51,6 @@ class Case:
     def expected(self) -> set[MatchKey]:
         return keys(self.matches)
 
-    @property
-    def options(self) -> dict[str, str]:
-        """Keyword arguments for both ``run_engine`` and ``oracle``."""
-        return {} if self.type_col == "type" else {"type_col": self.type_col}
-
     def __str__(self) -> str:
         return self.name
 

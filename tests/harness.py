@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from cepcli.engines import compile_pattern, run_pattern
+from cepcli.query.checks import check_schema
 from cepcli.runtime.stats import Stats
 from cepcli.sources.csv import CsvOptions, CsvSource
 from cepcli.sources.prefilter import Prefilter
@@ -16,12 +17,13 @@ def run_engine(
 ) -> tuple[set[MatchKey], Stats]:
     """Matches of ``engine`` as (variable, rows) sets; a small chunk size exercises
     the chunk borders of the reader."""
-    _, pattern = compile_pattern(query_text)
+    query, pattern = compile_pattern(query_text)
     source = CsvSource(
         CsvOptions("-", chunk_rows=chunk_rows, **options),  # type: ignore[arg-type]
         stdin=io.BytesIO(csv_text.encode()),
     )
     schema = source.schema()
+    check_schema(query, schema)
     stats = Stats()
     found: set[MatchKey] = set()
     for match in run_pattern(pattern, engine, source.events(Prefilter.of(pattern), stats), schema, stats):

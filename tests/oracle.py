@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import combinations, product
 from typing import Any
 
@@ -42,11 +42,19 @@ def read_rows(text: str, type_col: str = "type", time_col: str = "ts") -> list[R
             else:
                 row[c] = raw
         stamp = record[time_col]
-        row["_ts"] = float(stamp) if _is_number(stamp) else datetime.fromisoformat(stamp).timestamp()
+        row["_ts"] = float(stamp) if _is_number(stamp) else _iso_seconds(stamp)
         if row.get(time_col) is not None and numeric.get(time_col):
             row[time_col] = row["_ts"]
         rows.append(row)
     return rows
+
+
+def _iso_seconds(text: str) -> float:
+    """ISO-8601 to seconds; a time without a zone is UTC (SPEC section 1)."""
+    stamp = datetime.fromisoformat(text)
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
 
 
 def _is_number(text: str) -> bool:

@@ -25,7 +25,8 @@ State = tuple[int, ...]
 class TakeEdge:
     """``take`` from ``source`` to ``target`` for variable ``var`` (slot ``slot``).
 
-    ``check`` are conditions that become fully bound on this edge; ``each_new`` are
+    ``check`` are conditions that become fully bound on this edge (conditions that need
+    whole Kleene subsets, or mention no variable at all, are checked on acceptance); ``each_new`` are
     element-wise conditions of a Kleene ``var`` to check on the new element;
     ``each_all`` are element-wise conditions of some Kleene variable whose last other
     variable is bound here, so they run over all its elements taken so far.
@@ -106,7 +107,7 @@ def _build_branch(branch: Branch) -> EagerBranch:
     at_accept = tuple(
         i
         for i, c in enumerate(branch.conditions)
-        if not c.prefilter and c.whole and not _negated_in(branch, c)
+        if not c.prefilter and (c.whole or not c.variables) and not _negated_in(branch, c)
     )
     return EagerBranch(branch, tuple(states), tuple(edges), accepting, at_accept)
 
