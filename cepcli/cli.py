@@ -16,8 +16,9 @@ from rich.console import Console
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError
-from cepcli.job import InputOptions, RunOptions, prepare, run
+from cepcli.job import RunOptions, prepare, run
 from cepcli.render import progress_bar, stats_panel, writer_for
+from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,15 +41,22 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--no-header", is_flag=True, help="The input has no header row (use --columns)."),
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
         click.option("--sort", is_flag=True, help="Sort the input by time (stable) before evaluating."),
+        click.option(
+            "--chunk-rows",
+            type=click.IntRange(min=1),
+            default=CHUNK_ROWS,
+            show_default=True,
+            help="Rows read and prefiltered at a time (memory vs. speed).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def _input(kw: dict[str, Any]) -> InputOptions:
+def _input(kw: dict[str, Any]) -> CsvOptions:
     columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
-    return InputOptions(
+    return CsvOptions(
         kw["input_path"],
         kw["type_col"],
         kw["time_col"],
@@ -56,6 +64,7 @@ def _input(kw: dict[str, Any]) -> InputOptions:
         not kw["no_header"],
         columns,
         kw["sort"],
+        kw["chunk_rows"],
     )
 
 

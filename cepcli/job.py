@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -27,20 +27,9 @@ from cepcli.sources.prefilter import Prefilter
 
 
 @dataclass(frozen=True, slots=True)
-class InputOptions:
-    path: str | None = None  # None: the query's FROM, else standard input
-    type_col: str = "type"
-    time_col: str = "ts"
-    time_format: str | None = None
-    header: bool = True
-    columns: tuple[str, ...] | None = None
-    sort: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class RunOptions:
     query_path: str
-    input: InputOptions = field(default_factory=InputOptions)
+    input: CsvOptions = field(default_factory=lambda: CsvOptions(path=None))
     engine: str = DEFAULT_ENGINE
     order: tuple[str, ...] | None = None
     max_matches: int | None = None
@@ -76,23 +65,13 @@ def input_path(query: Query, query_path: str, given: str | None) -> str:
     return "-"
 
 
-def prepare(query_path: str, options: InputOptions, stdin: IO[bytes] | None = None) -> Prepared:
+def prepare(query_path: str, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
+    """Compile the query and open its input; ``options.path`` None means the query's FROM."""
     text, name = read_query(query_path)
     query, pattern = compile_pattern(text, name)
     _check_columns(options)
     path = input_path(query, query_path, options.path)
-    source = CsvSource(
-        CsvOptions(
-            path,
-            options.type_col,
-            options.time_col,
-            options.time_format,
-            options.header,
-            options.columns,
-            options.sort,
-        ),
-        stdin=stdin,
-    )
+    source = CsvSource(replace(options, path=path), stdin=stdin)
     schema = source.schema()
     from cepcli.errors import QueryError
 
@@ -103,7 +82,7 @@ def prepare(query_path: str, options: InputOptions, stdin: IO[bytes] | None = No
     return Prepared(query, pattern, source, schema)
 
 
-def _check_columns(options: InputOptions) -> None:
+def _check_columns(options: CsvOptions) -> None:
     if not options.header and not options.columns:
         raise UsageError("--no-header needs --columns c1,c2,... to name the columns")
     if options.header and options.columns:
@@ -159,4 +138,4 @@ def peak_rss_mb() -> float:
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
 
 
-__all__ = ["InputError", "InputOptions", "Prepared", "RunOptions", "prepare", "run"]
+__all__ = ["InputError", "Prepared", "RunOptions", "prepare", "run"]

@@ -27,7 +27,10 @@ CHUNK_ROWS = 65_536
 
 @dataclass(frozen=True, slots=True)
 class CsvOptions:
-    path: str = "-"
+    """How to read one CSV input. ``path`` is a file, ``-`` for standard input, or
+    None before the command line has resolved it (the query's ``FROM``)."""
+
+    path: str | None = "-"
     type_col: str = "type"
     time_col: str = "ts"
     time_format: str | None = None
@@ -42,6 +45,9 @@ class CsvSource:
 
     def __init__(self, options: CsvOptions, stdin: IO[bytes] | None = None) -> None:
         self.options = options
+        if options.path is None:
+            raise ValueError("CsvSource needs a resolved path")
+        self.path: str = options.path
         self.name = "<stdin>" if options.path == "-" else options.path
         self._raw: IO[bytes] | None = None
         self._stdin = stdin
@@ -58,10 +64,10 @@ class CsvSource:
     def _open(self) -> Iterator[pd.DataFrame]:
         opts = self.options
         try:
-            if opts.path == "-":
+            if self.path == "-":
                 raw: IO[bytes] = self._stdin or sys.stdin.buffer
             else:
-                raw = open(opts.path, "rb")  # noqa: SIM115 - closed in close()
+                raw = open(self.path, "rb")  # noqa: SIM115 - closed in close()
                 raw.seek(0, io.SEEK_END)
                 self.total_bytes = raw.tell()
                 raw.seek(0)
@@ -69,7 +75,7 @@ class CsvSource:
             raise InputError(f"cannot open: {err.strerror}", filename=self.name) from None
         self._raw = raw
         stream: IO[bytes] | gzip.GzipFile = raw
-        if opts.path.endswith(".gz") or _gzip_magic(raw):
+        if self.path.endswith(".gz") or _gzip_magic(raw):
             stream = gzip.GzipFile(fileobj=raw)
         try:
             return pd.read_csv(
@@ -129,7 +135,7 @@ class CsvSource:
             return 0, self.total_bytes
 
     def close(self) -> None:
-        if self._raw is not None and self.options.path != "-":
+        if self._raw is not None and self.path != "-":
             self._raw.close()
 
     # --- streaming events -------------------------------------------------------------
