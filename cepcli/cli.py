@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,14 +81,16 @@ class _CepGroup(click.Group):
             raise
         except CepError as err:
             if debug:
-                raise
+                traceback.print_exc()
             _error(err.render())
             ctx.exit(err.exit_code)
-        except (BrokenPipeError, KeyboardInterrupt):
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except KeyboardInterrupt:
             raise
         except Exception as err:
             if debug:
-                raise
+                traceback.print_exc()
             _error(f"internal error: {type(err).__name__}: {err} (set CEPCLI_DEBUG=1 for a traceback)")
             ctx.exit(1)
 
@@ -211,13 +214,17 @@ def check_command(query: str, **kw: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: the CLI, plus a quiet exit on a closed pipe or Ctrl-C."""
+    """Entry point: the CLI, plus a quiet exit on a closed pipe and 130 on Ctrl-C."""
     try:
-        cli.main(args=argv, prog_name="cepcli")
+        code = cli.main(args=argv, prog_name="cepcli", standalone_mode=False)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.exit(130)
     except BrokenPipeError:
         _quiet_broken_pipe()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _error(message: str) -> None:

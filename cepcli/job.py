@@ -110,13 +110,16 @@ def run(
     stats.order = options.order or tuple(v.name for v in pattern.variables if not v.negated)
     events = prepared.source.events(Prefilter.of(pattern), stats)
     started = time.perf_counter()
+    written = 0
     try:
         for match in run_pattern(pattern, options.engine, events, prepared.schema, stats):
             on_match(match)
-            if options.max_matches is not None and stats.matches >= options.max_matches:
+            written += 1
+            if options.max_matches is not None and written >= options.max_matches:
                 stats.extra["stopped_at_max_matches"] = True
                 break
     finally:
+        stats.matches = written  # what was handed on, also when stopped early
         stats.seconds = time.perf_counter() - started
         stats.peak_rss_mb = peak_rss_mb()
         prepared.source.close()

@@ -123,6 +123,8 @@ class EagerRuntime:
     # --- the event loop -------------------------------------------------------------
 
     def process(self, event: Event) -> list[Match]:
+        if self.dedup is not None:
+            self.dedup.forget_before(self.now)  # the previous event is fully processed
         self.now = event.ts
         self.out = []
         self._expire(event.ts)
@@ -300,7 +302,7 @@ class EagerRuntime:
             self._emit(pending.match)
 
     def _emit(self, match: Match) -> None:
-        if self.dedup is not None and not self.dedup.first_time(match, self.now):
+        if self.dedup is not None and not self.dedup.first_time(match):
             return
         self.stats.matches += 1
         self.out.append(match)

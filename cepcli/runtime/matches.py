@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections import deque
+import heapq
 from dataclasses import dataclass
 
 from cepcli.events import Event
 
 Binding = Event | tuple[Event, ...]
+MatchKey = tuple[tuple[str, tuple[int, ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +18,7 @@ class Match:
     bindings: tuple[tuple[str, Binding], ...]  # sorted by variable name
 
     @property
-    def key(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    def key(self) -> MatchKey:
         """Identity of a match (SPEC section 3): variables bound to the same rows."""
         return tuple((name, _rows(b)) for name, b in self.bindings)
 
@@ -37,22 +38,29 @@ def _rows(binding: Binding) -> tuple[int, ...]:
 class Deduplicator:
     """Drops a match already reported by another branch.
 
-    Two branches report the same match at most one window apart (each reports it
-    once the window after its first event has closed, at the latest), so keys are
-    kept for two windows of stream time, which bounds the memory.
+    Every branch that finds a match reports it while processing the match's last
+    event, or, when it waits on a trailing negation, while processing the first event
+    later than one window after the match's first event (or at the end). So once an
+    event later than ``first_ts + window`` has been processed, no branch can report
+    the key again and it can be forgotten: memory follows the window.
     """
 
     def __init__(self, window: float) -> None:
         self.window = window
-        self.seen: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
-        self.order: deque[tuple[float, tuple[tuple[str, tuple[int, ...]], ...]]] = deque()
+        self.seen: set[MatchKey] = set()
+        self.by_time: list[tuple[float, int, MatchKey]] = []
+        self.count = 0
 
-    def first_time(self, match: Match, now: float) -> bool:
-        while self.order and self.order[0][0] < now - 2 * self.window:
-            self.seen.discard(self.order.popleft()[1])
+    def forget_before(self, processed_ts: float) -> None:
+        """Forget keys that no branch can report after an event at ``processed_ts``."""
+        while self.by_time and self.by_time[0][0] + self.window < processed_ts:
+            self.seen.discard(heapq.heappop(self.by_time)[2])
+
+    def first_time(self, match: Match) -> bool:
         key = match.key
         if key in self.seen:
             return False
         self.seen.add(key)
-        self.order.append((match.first_ts, key))
+        self.count += 1
+        heapq.heappush(self.by_time, (match.first_ts, self.count, key))
         return True

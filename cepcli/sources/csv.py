@@ -90,7 +90,7 @@ class CsvSource:
             )
         except pd.errors.EmptyDataError:
             raise InputError("the input is empty (no header row)", filename=self.name) from None
-        except (ValueError, OSError, UnicodeDecodeError) as err:
+        except (ValueError, OSError, EOFError, UnicodeDecodeError) as err:
             raise InputError(_reason(err), filename=self.name) from None
 
     def schema(self) -> Schema:
@@ -285,6 +285,10 @@ def _by_time(event: Event) -> float:
 
 
 def _gzip_magic(raw: IO[bytes]) -> bool:
+    """Does the input start like a gzip file? (Peeks, so pipes work too.)"""
+    peek = getattr(raw, "peek", None)
+    if peek is not None:
+        return bytes(peek(2)[:2]) == b"\x1f\x8b"
     if not raw.seekable():
         return False
     head = raw.read(2)
