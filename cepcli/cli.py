@@ -1,5 +1,5 @@
 """The command line: thin click commands over ``cepcli.job``; errors become messages
-and exit codes in exactly one place, ``main``."""
+and exit codes in exactly one place, ``_CepGroup.invoke``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from rich.console import Console
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError
-from cepcli.job import RunOptions, prepare, run
+from cepcli.job import RunOptions, attach_input, compile_file, prepare, run
 from cepcli.render import progress_bar, stats_panel, writer_for
 from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
@@ -102,7 +102,7 @@ def cli() -> None:
 
     \b
     Example:
-      cepcli run patterns/seq.sase --format jsonl > matches.jsonl
+      cepcli run patterns/stocks_seq.sase --format jsonl > matches.jsonl
     """
 
 
@@ -156,7 +156,7 @@ def run_command(
 
     \b
     Example:
-      cepcli run patterns/seq.sase --input ticks.csv --format jsonl
+      cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
     """
     err = Console(stderr=True)
     options = RunOptions(
@@ -192,23 +192,20 @@ def check_command(query: str, **kw: Any) -> None:
 
     \b
     Example:
-      cepcli check patterns/seq.sase --input ticks.csv
+      cepcli check patterns/stocks_seq.sase --input ticks.csv
     """
-    from cepcli.engines import compile_pattern
-    from cepcli.job import read_query
-
     options = _input(kw)
-    text, name = read_query(query)
-    parsed, pattern = compile_pattern(text, name)
+    compiled = compile_file(query)
+    pattern = compiled.pattern
     against = ""
-    if options.path is not None or parsed.source is not None:
-        prepared = prepare(query, options)
+    if options.path is not None or compiled.query.source is not None:
+        prepared = attach_input(compiled, options)
         prepared.source.close()
         against = f", checked against {prepared.source.name}"
     names = ", ".join(v.name for v in pattern.variables)
     branches = len(pattern.branches)
     click.echo(
-        f"{name}: ok ({branches} branch{'es' if branches != 1 else ''};"
+        f"{compiled.path}: ok ({branches} branch{'es' if branches != 1 else ''};"
         f" variables {names}; window {pattern.window:g} s{against})"
     )
 

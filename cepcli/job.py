@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
-from cepcli.errors import InputError, UsageError
+from cepcli.errors import QueryError, UsageError
 from cepcli.events import Schema
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
@@ -65,21 +65,40 @@ def input_path(query: Query, query_path: str, given: str | None) -> str:
     return "-"
 
 
-def prepare(query_path: str, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
-    """Compile the query and open its input; ``options.path`` None means the query's FROM."""
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A query file, parsed and normalised (no input opened yet)."""
+
+    path: str
+    text: str
+    query: Query
+    pattern: Pattern
+
+
+def compile_file(query_path: str) -> Compiled:
     text, name = read_query(query_path)
     query, pattern = compile_pattern(text, name)
+    return Compiled(name, text, query, pattern)
+
+
+def attach_input(compiled: Compiled, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
+    """Open the input (``options.path`` None means the query's FROM, then standard input)
+    and check the query against its columns."""
     _check_columns(options)
-    path = input_path(query, query_path, options.path)
+    path = input_path(compiled.query, compiled.path, options.path)
     source = CsvSource(replace(options, path=path), stdin=stdin)
     schema = source.schema()
-    from cepcli.errors import QueryError
-
     try:
-        check_schema(query, schema)
+        check_schema(compiled.query, schema)
     except QueryError as err:
-        raise err.located(text, name) from None
-    return Prepared(query, pattern, source, schema)
+        source.close()
+        raise err.located(compiled.text, compiled.path) from None
+    return Prepared(compiled.query, compiled.pattern, source, schema)
+
+
+def prepare(query_path: str, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
+    """Compile the query file and open its input."""
+    return attach_input(compile_file(query_path), options, stdin)
 
 
 def _check_columns(options: CsvOptions) -> None:
@@ -141,4 +160,4 @@ def peak_rss_mb() -> float:
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
 
 
-__all__ = ["InputError", "Prepared", "RunOptions", "prepare", "run"]
+__all__ = ["Compiled", "Prepared", "RunOptions", "attach_input", "compile_file", "prepare", "run"]
