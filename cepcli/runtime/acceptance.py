@@ -1,0 +1,191 @@
+"""What every runtime does once a partial match is complete: the conditions that need
+whole Kleene subsets, negation by post-processing (paper 4.4.1: the buffer is searched
+now; a negation that may still be violated later waits for the window to close),
+removal of duplicates across DNF branches, and output."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from cepcli.events import Event
+from cepcli.plan.pattern import Branch, Condition, Pattern
+from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.matches import Deduplicator, Match
+from cepcli.runtime.negation import EventBuffer, NegationCheck
+from cepcli.runtime.stats import Stats
+
+
+class _Pending:
+    """A match that waits for the window after its first event to close."""
+
+    __slots__ = ("match", "m", "rows", "min_ts", "max_ts", "checks", "dropped")
+
+    def __init__(
+        self,
+        match: Match,
+        m: list[object],
+        rows: frozenset[int],
+        min_ts: float,
+        max_ts: float,
+        checks: list[NegationCheck],
+    ) -> None:
+        self.match, self.m, self.rows = match, m, rows
+        self.min_ts, self.max_ts, self.checks = min_ts, max_ts, checks
+        self.dropped = False
+
+
+class Acceptance:
+    """Shared by the runtimes: negation buffers, matches waiting on a trailing
+    negation, the de-duplicator and the list of matches found by the current event."""
+
+    def __init__(self, pattern: Pattern, stats: Stats) -> None:
+        self.window = pattern.window
+        self.stats = stats
+        self.buffers: dict[int, EventBuffer] = {
+            v.bit: EventBuffer(stats) for v in pattern.variables if v.negated
+        }
+        self.negated_mask = sum(1 << bit for bit in self.buffers)
+        self.pending: list[tuple[float, int, _Pending]] = []
+        self.count = 0
+        keys = [b.key for b in pattern.branches]
+        self.dedup = Deduplicator(self.window) if len(set(keys)) < len(keys) else None
+        self.out: list[Match] = []
+        self.now = float("-inf")
+
+    def advance(self, event: Event) -> None:
+        """Before an event is processed: forget, evict and release what its time allows,
+        check it against waiting matches, and buffer it if a negated variable can use it."""
+        if self.dedup is not None:
+            self.dedup.forget_before(self.now)  # the previous event is fully processed
+        self.now = now = event.ts
+        limit = now - self.window
+        for buffer in self.buffers.values():
+            buffer.evict_before(limit)
+        while self.pending and self.pending[0][0] < now:
+            self._release(heapq.heappop(self.pending)[2])
+        if event.mask & self.negated_mask:
+            self._negated_arrival(event)
+
+    def finish(self) -> None:
+        while self.pending:
+            self._release(heapq.heappop(self.pending)[2])
+
+    def take_output(self) -> list[Match]:
+        out, self.out = self.out, []
+        return out
+
+    def accept(
+        self,
+        names: Sequence[tuple[str, int]],
+        m: list[object],
+        min_ts: float,
+        max_ts: float,
+        negations: Sequence[NegationCheck],
+    ) -> None:
+        """A complete positive match: check its negations, then report it (now, or
+        once the window has closed when a violating event may still arrive)."""
+        match = Match(tuple((name, m[slot]) for name, slot in names))  # type: ignore[misc]
+        if not negations:
+            self._emit(match)
+            return
+        rows = frozenset(r for _, rs in match.key for r in rs)
+        waiting: list[NegationCheck] = []
+        for check in negations:
+            if check.violated(m, rows, min_ts, max_ts, self.buffers[check.bit]):
+                return
+            if check.trailing:
+                waiting.append(check)
+        if not waiting:
+            self._emit(match)
+            return
+        self.stats.created()
+        self.count += 1
+        pending = _Pending(match, m, rows, min_ts, max_ts, waiting)
+        heapq.heappush(self.pending, (min_ts + self.window, self.count, pending))
+
+    def _negated_arrival(self, event: Event) -> None:
+        window = self.window
+        for _, _, pending in self.pending:
+            if pending.dropped or max(pending.max_ts, event.ts) - min(pending.min_ts, event.ts) > window:
+                continue
+            for check in pending.checks:
+                if event.mask >> check.bit & 1 and check.violates(pending.m, pending.rows, event):
+                    pending.dropped = True
+                    break
+        for bit, buffer in self.buffers.items():
+            if event.mask >> bit & 1:
+                buffer.add(event)
+
+    def _release(self, pending: _Pending) -> None:
+        self.stats.deleted()
+        if not pending.dropped:
+            self._emit(pending.match)
+
+    def _emit(self, match: Match) -> None:
+        if self.dedup is not None and not self.dedup.first_time(match):
+            return
+        self.stats.matches += 1
+        self.out.append(match)
+
+
+def holds_for_each(
+    fn: CompiledCondition, cond: Condition, m: Sequence[object], elements: tuple[Event, ...], stats: Stats
+) -> bool:
+    """An element-wise condition (``b[i]``, ``b[i-1]``, ``b[..i-1]``) over every element."""
+    for j, element in enumerate(elements):
+        if cond.from_second and j == 0:
+            continue
+        stats.predicate_evaluations += 1
+        if not fn(m, element, elements[j - 1] if j else None, elements[:j]):
+            return False
+    return True
+
+
+def negation_checks(
+    branch: Branch,
+    names: Sequence[str],
+    slots: dict[str, int],
+    conditions: Sequence[CompiledCondition | None],
+    equiv: tuple[int, ...],
+    window: float,
+    stats: Stats,
+) -> list[NegationCheck]:
+    """One check per negated variable in ``names``, with the conditions that mention it."""
+    out = []
+    for name in names:
+        v = next(v for v in branch.negated if v.name == name)
+        mine = tuple(
+            fn
+            for c, fn in zip(branch.conditions, conditions, strict=True)
+            if name in c.variables and fn is not None
+        )
+        out.append(
+            NegationCheck(
+                name,
+                v.bit,
+                slots[name],
+                tuple(slots[x] for x in sorted(branch.before(name))),
+                tuple(slots[x] for x in sorted(branch.after(name))),
+                mine,
+                equiv,
+                window,
+                stats,
+            )
+        )
+    return out
+
+
+def same_key(equiv: tuple[int, ...], m: Sequence[object], event: Event) -> bool:
+    """``[attr]``: the event agrees with the events already bound (and is not missing)."""
+    values = event.values
+    for k in equiv:
+        if values[k] is None:
+            return False
+    for binding in m:
+        if binding is None:
+            continue
+        first = binding[0] if isinstance(binding, tuple) else binding
+        assert isinstance(first, Event)
+        return all(first.values[k] == values[k] for k in equiv)
+    return True
