@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cepcli.automata.placement import at_accept, place
 from cepcli.errors import EngineError
-from cepcli.plan.pattern import Branch, Condition, Pattern, Variable
+from cepcli.plan.pattern import Branch, Pattern, Variable
 
 MAX_STATES = 20_000
 
@@ -104,12 +105,7 @@ def _build_branch(branch: Branch) -> EagerBranch:
     accepting = frozenset(
         index[s] for s in states if all(_complete(v, c) for v, c in zip(positives, s, strict=True))
     )
-    at_accept = tuple(
-        i
-        for i, c in enumerate(branch.conditions)
-        if not c.prefilter and (c.whole or not c.variables) and not _negated_in(branch, c)
-    )
-    return EagerBranch(branch, tuple(states), tuple(edges), accepting, at_accept)
+    return EagerBranch(branch, tuple(states), tuple(edges), accepting, at_accept(branch))
 
 
 def _enabled(
@@ -136,24 +132,8 @@ def _edge(
     target: int,
     v: Variable,
 ) -> TakeEdge:
-    bound_before = {p.name for p, c in zip(positives, state, strict=True) if c > 0}
-    bound_after = bound_before | {v.name}
-    check: list[int] = []
-    each_new: list[int] = []
-    each_all: list[int] = []
-    for i, cond in enumerate(branch.conditions):
-        if cond.prefilter or cond.whole or v.name not in cond.variables and cond.iterates != v.name:
-            continue
-        others = cond.variables - {cond.iterates} if cond.iterates else cond.variables
-        if not others <= bound_after or _negated_in(branch, cond):
-            continue
-        if cond.iterates is None:
-            if v.name not in bound_before:
-                check.append(i)
-        elif cond.iterates == v.name:
-            each_new.append(i)
-        elif v.name not in bound_before and cond.iterates in bound_before:
-            each_all.append(i)
+    bound_before = frozenset(p.name for p, c in zip(positives, state, strict=True) if c > 0)
+    placed = place(branch, bound_before, v.name)
     return TakeEdge(
         source,
         target,
@@ -162,11 +142,7 @@ def _edge(
         slot[v.name],
         v.bit,
         v.kleene,
-        tuple(check),
-        tuple(each_new),
-        tuple(each_all),
+        placed.check,
+        placed.each_new,
+        placed.each_all,
     )
-
-
-def _negated_in(branch: Branch, cond: Condition) -> bool:
-    return any(v.name in cond.variables for v in branch.negated)
