@@ -7,13 +7,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cepcli.automata.eager import build_eager
+from cepcli.automata.chain import ChainNfa, Negation, build_chain
+from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.errors import EngineError
 from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.parser import parse_query
+from cepcli.runtime.chain import evaluate_chain
 from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
@@ -24,13 +26,28 @@ DEFAULT_ENGINE = "eager"  # becomes "tree" once the Tree NFA lands
 
 @dataclass(frozen=True, slots=True)
 class Engine:
+    """``build(pattern, order)`` makes the automaton (data); ``evaluate`` runs it.
+    ``lazy`` engines need a frequency order (``--order``, or measured)."""
+
     name: str
-    build: Callable[[Pattern], Any]
+    build: Callable[[Pattern, tuple[str, ...]], Any]
     evaluate: Callable[[Any, Iterable[Event], Schema, Stats], Iterator[Match]]
+    lazy: bool
+
+
+def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:
+    return build_eager(pattern)
+
+
+def _chain(negation: Negation) -> Callable[[Pattern, tuple[str, ...]], ChainNfa]:
+    return lambda pattern, order: build_chain(pattern, order, negation)
 
 
 ENGINES: dict[str, Engine] = {
-    "eager": Engine("eager", build_eager, evaluate_eager),
+    "eager": Engine("eager", _eager, evaluate_eager, lazy=False),
+    "chain": Engine("chain", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
+    "post-processing": Engine("post-processing", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
+    "first-chance": Engine("first-chance", _chain(Negation.FIRST_CHANCE), evaluate_chain, lazy=True),
 }
 
 
@@ -55,10 +72,18 @@ def compile_pattern(text: str, filename: str = "<query>") -> tuple[Query, Patter
 
 
 def run_pattern(
-    pattern: Pattern, name: str, events: Iterable[Event], schema: Schema, stats: Stats
+    pattern: Pattern,
+    name: str,
+    events: Iterable[Event],
+    schema: Schema,
+    stats: Stats,
+    order: tuple[str, ...] = (),
 ) -> Iterator[Match]:
-    """Build the automaton of engine ``name`` and run it over ``events``."""
+    """Build the automaton of engine ``name`` (lazy engines: for ``order``, rarest
+    first; variables it leaves out follow in pattern order) and run it over ``events``."""
     chosen = engine(name)
     stats.engine = name
-    automaton = chosen.build(pattern)
+    automaton = chosen.build(pattern, order)
+    if chosen.lazy:
+        stats.order = automaton.order
     return chosen.evaluate(automaton, events, schema, stats)

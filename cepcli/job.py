@@ -124,14 +124,14 @@ def run(
         report = on_progress
         prepared.source.on_chunk = lambda source: report(source.progress()[0])
     stats = Stats()
-    if options.order is not None:
-        _check_order(pattern, options.order)
-    stats.order = options.order or tuple(v.name for v in pattern.variables if not v.negated)
-    events = prepared.source.events(Prefilter.of(pattern), stats)
+    prefilter = Prefilter.of(pattern)
+    order = _frequency_order(options, prepared, prefilter, stats)
+    stats.order = tuple(v.name for v in pattern.variables if not v.negated)
+    events = prepared.source.events(prefilter, stats)
     started = time.perf_counter()
     written = 0
     try:
-        for match in run_pattern(pattern, options.engine, events, prepared.schema, stats):
+        for match in run_pattern(pattern, options.engine, events, prepared.schema, stats, order):
             on_match(match)
             written += 1
             if options.max_matches is not None and written >= options.max_matches:
@@ -145,13 +145,36 @@ def run(
     return stats
 
 
+def _frequency_order(
+    options: RunOptions, prepared: Prepared, prefilter: Prefilter, stats: Stats
+) -> tuple[str, ...]:
+    """The order a lazy engine builds its chains in: ``--order``, else measured from
+    the input (events per variable after the type and single-variable filters)."""
+    pattern = prepared.pattern
+    if options.order is not None:
+        _check_order(pattern, options.order)
+        stats.extra["order_source"] = "--order"
+        return options.order
+    if not engine(options.engine).lazy:
+        return ()
+    started = time.perf_counter()
+    counts, rows, sample = prepared.source.count_variables(prefilter)
+    stats.extra["order_seconds"] = round(time.perf_counter() - started, 6)
+    stats.extra["frequencies"] = {v.name: counts[v.bit] for v in pattern.variables}
+    where = f"the first {rows:,} rows (standard input)" if sample else f"all {rows:,} rows"
+    stats.extra["order_source"] = f"measured over {where}"
+    ranked = sorted(pattern.variables, key=lambda v: (counts[v.bit], v.bit))
+    return tuple(v.name for v in ranked)
+
+
 def _check_order(pattern: Pattern, order: tuple[str, ...]) -> None:
-    names = [v.name for v in pattern.variables if not v.negated]
+    names = [v.name for v in pattern.variables]
+    positives = {v.name for v in pattern.variables if not v.negated}
     unknown = [v for v in order if v not in names]
-    if unknown or sorted(order) != sorted(names):
+    if unknown or len(set(order)) != len(order) or not positives <= set(order):
         raise UsageError(
-            f"--order must list every positive variable once: {', '.join(names)}"
-            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+            f"--order lists variables rarest first, each once, every positive one included"
+            f" (the pattern has {', '.join(names)})" + (f"; unknown: {', '.join(unknown)}" if unknown else "")
         )
 
 

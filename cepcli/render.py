@@ -151,7 +151,7 @@ def stats_panel(stats: Stats) -> Panel:
     grid.add_column(justify="right")
     rows = [
         ("engine", stats.engine),
-        ("order", ", ".join(stats.order) or "-"),
+        ("order", (", ".join(stats.order) or "-") + _order_note(stats)),
         ("events", f"{stats.events:,}"),
         ("relevant events", f"{stats.relevant_events:,}"),
         ("matches", f"{stats.matches:,}"),
@@ -166,6 +166,11 @@ def stats_panel(stats: Stats) -> Panel:
     for key, value in rows:
         grid.add_row(key, value)
     return Panel(grid, title="cepcli stats", expand=False)
+
+
+def _order_note(stats: Stats) -> str:
+    source = stats.extra.get("order_source")
+    return f" ({source})" if source and stats.engine != "eager" else ""
 
 
 @contextmanager

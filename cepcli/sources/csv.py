@@ -148,11 +148,22 @@ class CsvSource:
             yield from self._chunk_events(schema, prefilter, stats)
 
     def _chunk_events(self, schema: Schema, prefilter: Prefilter, stats: Stats) -> Iterator[Event]:
+        kinds = list(schema.kinds)
+        for chunk, base, ts, masks in self._masked_chunks(schema, prefilter, stats, kinds):
+            keep = np.flatnonzero(masks)
+            if len(keep):
+                yield from self._build(chunk, keep, masks, ts, base, kinds, schema)
+            if self.on_chunk is not None:
+                self.on_chunk(self)
+
+    def _masked_chunks(
+        self, schema: Schema, prefilter: Prefilter, stats: Stats, kinds: list[Kind]
+    ) -> Iterator[tuple[pd.DataFrame, int, np.ndarray, np.ndarray]]:
+        """Each chunk with its first row id, its timestamps and its variable masks."""
         last_ts: float | None = None
         last_value: object = None
         chunk = self._first
         self._first = None
-        kinds = list(schema.kinds)
         while chunk is not None:
             base = self.rows_read
             self.rows_read += len(chunk)
@@ -166,15 +177,39 @@ class CsvSource:
                 if c != schema.time_col
             }
             frame[schema.time_col] = pd.Series(ts, index=chunk.index)
-            types = chunk[schema.type_col]
-            masks, evaluations = prefilter.masks(types, frame)
+            masks, evaluations = prefilter.masks(chunk[schema.type_col], frame)
             stats.prefilter_evaluations += evaluations
-            keep = np.flatnonzero(masks)
-            if len(keep):
-                yield from self._build(chunk, keep, masks, ts, base, kinds, schema)
-            if self.on_chunk is not None:
-                self.on_chunk(self)
+            yield chunk, base, ts, masks
             chunk = self._next_chunk()
+
+    def count_variables(self, prefilter: Prefilter) -> tuple[dict[int, int], int, bool]:
+        """How many events each variable can use (by bit): over the whole file, in a
+        separate pass, or for standard input over the first chunk (a warm-up sample).
+        Returns the counts, the rows counted and whether it was a sample."""
+        schema = self.schema()
+        bits = [f.bit for f in prefilter.variables]
+        counts = dict.fromkeys(bits, 0)
+        if self.path == "-":
+            assert self._first is not None
+            sample = CsvSource(self.options, stdin=io.BytesIO(b""))
+            sample._schema, sample._first, sample._reader = schema, self._first, iter(())
+            chunks = sample._masked_chunks(schema, prefilter, Stats(), list(schema.kinds))
+            is_sample = True
+        else:
+            whole = CsvSource(self.options)
+            whole.schema()
+            chunks = whole._masked_chunks(schema, prefilter, Stats(), list(schema.kinds))
+            is_sample = False
+        rows = 0
+        try:
+            for chunk, _, _, masks in chunks:
+                rows += len(chunk)
+                for bit in bits:
+                    counts[bit] += int(np.count_nonzero(masks >> bit & 1))
+        finally:
+            if not is_sample:
+                whole.close()
+        return counts, rows, is_sample
 
     def _build(
         self,

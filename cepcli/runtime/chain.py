@@ -1,0 +1,421 @@
+"""Runs a ``ChainNfa``: lazy evaluation with an input buffer (paper section 3).
+
+Every relevant event is first *stored* in the buffer of each variable it can serve
+(one chronological ``EventBuffer`` per variable, shared by all instances: the
+instances' input buffers are ranges of it). An instance in state ``q_i`` has taken
+the rarest ``i`` variables. Entering a state, it *takes* the candidates of the
+state's variable from the buffer, searched within the ordering filters and the
+window, and each successful take enters the next state (depth first); if the variable
+may still arrive, the instance then waits in the state for it on the stream until
+the window after its first event closes. A Kleene state *iterates*: it yields the
+subsets of the candidates lazily, checking element-wise conditions while a subset
+grows, and on the stream only the subsets that end with the new event. Every match
+is therefore found exactly once, by the unique path that takes its events in the
+chain's order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
+from cepcli.events import Event, Schema
+from cepcli.plan.pattern import Condition
+from cepcli.runtime.acceptance import Acceptance, holds_for_each, negation_checks, same_key
+from cepcli.runtime.conditions import CompiledCondition, compile_condition
+from cepcli.runtime.matches import Match
+from cepcli.runtime.negation import EventBuffer, Key, NegationCheck
+from cepcli.runtime.stats import Stats
+
+_FIRST: Key = (float("-inf"), -1)
+_LAST: Key = (float("inf"), 1 << 62)
+_Bound = tuple[tuple[CompiledCondition, Condition], ...]
+
+
+class _Waiting:
+    """An instance waiting in a state for its variable on the stream."""
+
+    __slots__ = ("m", "rows", "min_ts", "max_ts", "born", "dead")
+
+    def __init__(
+        self, m: list[object], rows: tuple[int, ...], min_ts: float, max_ts: float, born: int
+    ) -> None:
+        self.m, self.rows, self.min_ts, self.max_ts = m, rows, min_ts, max_ts
+        self.born = born
+        self.dead = False
+
+
+class _State:
+    """A chain state, resolved to slots, bits and compiled conditions."""
+
+    __slots__ = (
+        "spec",
+        "bit",
+        "slot",
+        "kleene",
+        "lo",
+        "hi",
+        "prec",
+        "succ",
+        "check",
+        "each_new",
+        "each_all",
+        "rejects",
+        "group",
+        "from_stream",
+    )
+
+    def __init__(self, spec: ChainState, runtime: _ChainRuntime, bit: int, group: int | None) -> None:
+        slots = runtime.slots
+        self.spec = spec
+        self.bit = bit
+        self.slot = slots[spec.var]
+        self.kleene = spec.action is Action.ITERATE
+        self.lo, self.hi = spec.lo, spec.hi
+        self.prec = tuple(slots[v] for v in spec.prec)
+        self.succ = tuple(slots[v] for v in spec.succ)
+        self.check = runtime.bound(spec.conditions.check)
+        self.each_new = runtime.bound(spec.conditions.each_new)
+        self.each_all = runtime.bound(spec.conditions.each_all)
+        self.rejects: list[NegationCheck] = []
+        self.group = group
+        self.from_stream = spec.from_stream
+
+
+class _ChainRuntime:
+    def __init__(
+        self, chain: Chain, schema: Schema, window: float, stats: Stats, bits: dict[str, int]
+    ) -> None:
+        branch = chain.branch
+        self.chain = chain
+        self.slots = {v.name: i for i, v in enumerate(branch.variables)}
+        self.conditions: list[CompiledCondition | None] = [
+            None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
+        ]
+        self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
+        self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
+        self.states = [
+            _State(s, self, bits[s.var], None if s.group_by is None else schema.index(s.group_by))
+            for s in chain.states
+        ]
+        for state in self.states:
+            state.rejects = negation_checks(
+                branch, state.spec.rejects, self.slots, self.conditions, self.equiv, window, stats
+            )
+        self.post = negation_checks(
+            branch, [n.var for n in chain.negative], self.slots, self.conditions, self.equiv, window, stats
+        )
+        self.at_accept = self.bound(chain.at_accept)
+        root = _Waiting([None] * len(branch.variables), (), float("inf"), float("-inf"), 0)
+        self.waiting: list[list[_Waiting]] = [[root]] + [[] for _ in chain.states[1:]]
+
+    def bound(self, indexes: tuple[int, ...]) -> _Bound:
+        out = []
+        for i in indexes:
+            fn = self.conditions[i]
+            assert fn is not None
+            out.append((fn, self.chain.branch.conditions[i]))
+        return tuple(out)
+
+
+class ChainRuntime:
+    def __init__(self, nfa: ChainNfa, schema: Schema, stats: Stats) -> None:
+        pattern = nfa.pattern
+        self.window = pattern.window
+        self.stats = stats
+        bits = {v.name: v.bit for v in pattern.variables}
+        self.chains = [_ChainRuntime(c, schema, self.window, stats, bits) for c in nfa.chains]
+        searched = {
+            s.bit
+            for c in self.chains
+            for s in c.states
+            if s.prec or s.succ or s.kleene or s is not c.states[0]
+        }
+        self.buffers: dict[int, EventBuffer] = {bit: EventBuffer(stats) for bit in sorted(searched)}
+        self.stored_mask = sum(1 << bit for bit in self.buffers)
+        self.acceptance = Acceptance(pattern, stats)
+        self.expiry: list[tuple[float, int, _Waiting]] = []
+        self.seq = 0
+        self.waits = 0
+        self.dead_waiting = 0
+
+    # --- the event loop -------------------------------------------------------------------
+
+    def process(self, event: Event) -> Iterator[Match]:
+        self.seq += 1
+        acceptance = self.acceptance
+        acceptance.advance(event)
+        yield from acceptance.take_output()
+        self._expire(event.ts)
+        mask = event.mask
+        if mask & self.stored_mask:
+            for bit, buffer in self.buffers.items():
+                if mask >> bit & 1:
+                    buffer.add(event)
+        for chain in self.chains:
+            for i, state in enumerate(chain.states):
+                if not mask >> state.bit & 1 or not chain.waiting[i]:
+                    continue
+                alive = [w for w in chain.waiting[i] if not w.dead]
+                if len(alive) != len(chain.waiting[i]):
+                    self.dead_waiting -= len(chain.waiting[i]) - len(alive)
+                    chain.waiting[i] = alive
+                for waiting in alive:
+                    if waiting.born != self.seq:
+                        yield from self._from_stream(chain, i, waiting, event)
+
+    def finish(self) -> Iterator[Match]:
+        self.acceptance.finish()
+        yield from self.acceptance.take_output()
+
+    def _expire(self, now: float) -> None:
+        limit = now - self.window
+        expiry = self.expiry
+        while expiry and expiry[0][0] < now:
+            waiting = heapq.heappop(expiry)[2]
+            waiting.dead = True
+            self.stats.deleted()
+            self.dead_waiting += 1
+        if self.dead_waiting > 4096 and self.dead_waiting > self.stats.alive_instances:
+            for chain in self.chains:
+                chain.waiting = [[w for w in lst if not w.dead] for lst in chain.waiting]
+            self.dead_waiting = 0
+        for buffer in self.buffers.values():
+            buffer.evict_before(limit)
+
+    # --- takes --------------------------------------------------------------------------------
+
+    def _from_stream(self, chain: _ChainRuntime, i: int, waiting: _Waiting, event: Event) -> Iterator[Match]:
+        """A waiting instance meets an arriving event of its state's variable."""
+        min_ts = min(waiting.min_ts, event.ts)
+        if event.ts - min_ts > self.window:
+            return
+        state = chain.states[i]
+        m = waiting.m
+        if state.kleene:
+            after = self._after(state, m)
+            candidates = self.buffers[state.bit].between(
+                after, (event.ts, event.row), event.ts - self.window, event.ts
+            )
+            for subset, lo_ts in self._subsets(
+                chain, state, m, waiting.rows, candidates, min_ts, event.ts, event
+            ):
+                yield from self._enter_next(chain, i, m, waiting.rows, subset, lo_ts, event.ts)
+        elif self._takes(chain, state, m, event):
+            yield from self._enter_next(chain, i, m, waiting.rows, event, min_ts, event.ts)
+
+    def _enter_next(
+        self,
+        chain: _ChainRuntime,
+        i: int,
+        m: list[object],
+        rows: tuple[int, ...],
+        taken: Event | tuple[Event, ...],
+        min_ts: float,
+        max_ts: float,
+    ) -> Iterator[Match]:
+        state = chain.states[i]
+        m2 = list(m)
+        m2[state.slot] = taken
+        new_rows = rows + (tuple(e.row for e in taken) if isinstance(taken, tuple) else (taken.row,))
+        for check in state.rejects:  # first-chance negations placed here
+            if check.violated(m2, frozenset(new_rows), min_ts, max_ts, self.acceptance.buffers[check.bit]):
+                self.stats.created()
+                self.stats.deleted()
+                return
+        yield from self._enter(chain, i + 1, m2, new_rows, min_ts, max_ts)
+
+    def _enter(
+        self,
+        chain: _ChainRuntime,
+        i: int,
+        m: list[object],
+        rows: tuple[int, ...],
+        min_ts: float,
+        max_ts: float,
+    ) -> Iterator[Match]:
+        """An instance enters state ``i``: search the buffer, then wait on the stream."""
+        stats = self.stats
+        stats.created()
+        if i == len(chain.states):
+            stats.deleted()
+            self._accept(chain, m, min_ts, max_ts)
+            yield from self.acceptance.take_output()
+            return
+        state = chain.states[i]
+        after = self._after(state, m)
+        before = self._before(state, m)
+        window = self.window
+        candidates = self.buffers[state.bit].between(after, before, max_ts - window, min_ts + window)
+        if state.kleene:
+            for subset, lo_ts in self._subsets(chain, state, m, rows, candidates, min_ts, max_ts, None):
+                yield from self._enter_next(chain, i, m, rows, subset, lo_ts, max(max_ts, subset[-1].ts))
+        else:
+            for event in candidates:
+                if event.row not in rows and self._takes(chain, state, m, event):
+                    yield from self._enter_next(
+                        chain, i, m, rows, event, min(min_ts, event.ts), max(max_ts, event.ts)
+                    )
+        if state.from_stream:
+            waiting = _Waiting(m, rows, min_ts, max_ts, self.seq)
+            chain.waiting[i].append(waiting)
+            self.waits += 1
+            heapq.heappush(self.expiry, (min_ts + window, self.waits, waiting))
+        else:
+            stats.deleted()
+
+    def _takes(self, chain: _ChainRuntime, state: _State, m: list[object], event: Event) -> bool:
+        """Equivalence and the conditions that become bound when ``event`` is taken."""
+        if chain.equiv and not same_key(chain.equiv, m, event):
+            return False
+        if not state.check:
+            return True
+        m[state.slot] = event
+        try:
+            for fn, _ in state.check:
+                self.stats.predicate_evaluations += 1
+                if not fn(m):
+                    return False
+            return True
+        finally:
+            m[state.slot] = None
+
+    def _after(self, state: _State, m: list[object]) -> Key:
+        """The latest taken event that must precede this state's variable (``prec``)."""
+        best = _FIRST
+        for slot in state.prec:
+            for e in _events(m[slot]):
+                key = (e.ts, e.row)
+                if key > best:
+                    best = key
+        return best
+
+    def _before(self, state: _State, m: list[object]) -> Key:
+        """The earliest taken event that must follow this state's variable (``succ``)."""
+        best = _LAST
+        for slot in state.succ:
+            for e in _events(m[slot]):
+                key = (e.ts, e.row)
+                if key < best:
+                    best = key
+        return best
+
+    # --- iterate: Kleene subsets, lazily ----------------------------------------------------
+
+    def _subsets(
+        self,
+        chain: _ChainRuntime,
+        state: _State,
+        m: list[object],
+        rows: tuple[int, ...],
+        candidates: Iterable[Event],
+        min_ts: float,
+        max_ts: float,
+        last: Event | None,
+    ) -> Iterator[tuple[tuple[Event, ...], float]]:
+        """Subsets (stream order, size within bounds, inside the window) of the
+        candidates; with ``last``, only those that end with it. Yields each subset
+        with the new minimum timestamp."""
+        pool = [e for e in candidates if e.row not in rows]
+        if state.group is not None:
+            groups: dict[object, list[Event]] = defaultdict(list)
+            for e in pool:
+                if e.values[state.group] is not None:
+                    groups[e.values[state.group]].append(e)
+            if last is not None:
+                key = last.values[state.group]
+                pools = [groups.get(key, [])] if key is not None else []
+            else:
+                pools = list(groups.values())
+        else:
+            pools = [pool]
+        for group in pools:
+            yield from self._grow(chain, state, m, group, 0, (), min_ts, max_ts, last)
+
+    def _grow(
+        self,
+        chain: _ChainRuntime,
+        state: _State,
+        m: list[object],
+        pool: list[Event],
+        start: int,
+        current: tuple[Event, ...],
+        min_ts: float,
+        max_ts: float,
+        last: Event | None,
+    ) -> Iterator[tuple[tuple[Event, ...], float]]:
+        hi = state.hi
+        size = len(current)
+        if last is not None:
+            if (hi is None or size < hi) and size + 1 >= state.lo:
+                lo_ts = min(min_ts, current[0].ts if current else last.ts)
+                if max(max_ts, last.ts) - lo_ts <= self.window and self._element(
+                    chain, state, m, current, last
+                ):
+                    yield current + (last,), lo_ts
+            room = hi is None or size + 1 < hi
+        else:
+            room = hi is None or size < hi
+        if not room:
+            return
+        for j in range(start, len(pool)):
+            event = pool[j]
+            lo_ts = min(min_ts, current[0].ts if current else event.ts)
+            if max(max_ts, event.ts) - lo_ts > self.window:
+                break  # the pool is in time order: later events only widen the span
+            if not self._element(chain, state, m, current, event):
+                continue
+            grown = current + (event,)
+            if last is None and len(grown) >= state.lo:
+                yield grown, lo_ts
+            yield from self._grow(chain, state, m, pool, j + 1, grown, min_ts, max(max_ts, event.ts), last)
+
+    def _element(
+        self, chain: _ChainRuntime, state: _State, m: list[object], current: tuple[Event, ...], event: Event
+    ) -> bool:
+        """Can ``event`` follow ``current`` in the subset? ``[attr]`` and the
+        element-wise conditions (``b[i]``, ``b[i-1]``, ``b[..i-1]``)."""
+        if chain.equiv:
+            if not same_key(chain.equiv, m, event):
+                return False
+            if current and any(current[0].values[k] != event.values[k] for k in chain.equiv):
+                return False
+        for fn, cond in state.each_new:
+            if cond.from_second and not current:
+                continue
+            self.stats.predicate_evaluations += 1
+            if not fn(m, event, current[-1] if current else None, current):
+                return False
+        return True
+
+    # --- acceptance ---------------------------------------------------------------------------
+
+    def _accept(self, chain: _ChainRuntime, m: list[object], min_ts: float, max_ts: float) -> None:
+        for fn, cond in chain.at_accept:
+            if cond.iterates is not None:
+                elements = m[chain.slots[cond.iterates]]
+                assert isinstance(elements, tuple)
+                if not holds_for_each(fn, cond, m, elements, self.stats):
+                    return
+            else:
+                self.stats.predicate_evaluations += 1
+                if not fn(m):
+                    return
+        self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
+
+
+def _events(binding: object) -> tuple[Event, ...]:
+    if binding is None:
+        return ()
+    return binding if isinstance(binding, tuple) else (binding,)
+
+
+def evaluate_chain(nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
+    """Run the (Multi-)Chain NFA over relevant events, yielding matches as found."""
+    runtime = ChainRuntime(nfa, schema, stats)
+    for event in events:
+        stats.relevant_events += 1
+        yield from runtime.process(event)
+    yield from runtime.finish()
