@@ -55,3 +55,18 @@ class Event:
 
     def __repr__(self) -> str:
         return f"Event(row={self.row}, ts={self.ts}, type={self.type!r})"
+
+
+def typed_value(value: object, kind: Kind) -> object:
+    """A value as its column's kind says (a source may leave unused columns as text)."""
+    if not isinstance(value, str) or kind is Kind.STR:
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    if kind is Kind.INT or (
+        kind is Kind.UNKNOWN and number.is_integer() and value.strip().lstrip("+-").isdigit()
+    ):
+        return int(number) if number.is_integer() else number
+    return number

@@ -127,7 +127,7 @@ def run(
     prefilter = Prefilter.of(pattern)
     order = _frequency_order(options, prepared, prefilter, stats)
     stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-    events = prepared.source.events(prefilter, stats)
+    events = prepared.source.events(prefilter, stats, pattern.columns | {prepared.schema.time_col})
     started = time.perf_counter()
     written = 0
     try:

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from cepcli.events import Event, Schema
+from cepcli.events import Event, Schema, typed_value
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
 from cepcli.runtime.stats import Stats
@@ -30,7 +30,7 @@ class MatchWriter(Protocol):
 
 def event_object(event: Event, schema: Schema) -> dict[str, Any]:
     """An event as JSON: all its columns, then ``_row``."""
-    out = dict(zip(schema.columns, event.values, strict=True))
+    out = {c: typed_value(v, k) for c, v, k in zip(schema.columns, event.values, schema.kinds, strict=True)}
     out["_row"] = event.row
     return out
 

@@ -140,19 +140,24 @@ class CsvSource:
 
     # --- streaming events -------------------------------------------------------------
 
-    def events(self, prefilter: Prefilter, stats: Stats) -> Iterator[Event]:
+    def events(
+        self, prefilter: Prefilter, stats: Stats, typed: frozenset[str] | None = None
+    ) -> Iterator[Event]:
+        """The events some variable can use, in stream order. Columns in ``typed`` (all
+        when None) hold numbers as numbers; the others keep their text until written."""
         schema = self.schema()
-        if self.options.sort:
-            yield from sorted(self._chunk_events(schema, prefilter, stats), key=_by_time)
-        else:
-            yield from self._chunk_events(schema, prefilter, stats)
+        columns = frozenset(schema.columns) if typed is None else typed | {schema.type_col}
+        chunks = self._chunk_events(schema, prefilter, stats, columns)
+        yield from sorted(chunks, key=_by_time) if self.options.sort else chunks
 
-    def _chunk_events(self, schema: Schema, prefilter: Prefilter, stats: Stats) -> Iterator[Event]:
+    def _chunk_events(
+        self, schema: Schema, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
+    ) -> Iterator[Event]:
         kinds = list(schema.kinds)
         for chunk, base, ts, masks in self._masked_chunks(schema, prefilter, stats, kinds):
             keep = np.flatnonzero(masks)
             if len(keep):
-                yield from self._build(chunk, keep, masks, ts, base, kinds, schema)
+                yield from self._build(chunk, keep, masks, ts, base, kinds, schema, typed)
             if self.on_chunk is not None:
                 self.on_chunk(self)
 
@@ -220,11 +225,15 @@ class CsvSource:
         base: int,
         kinds: list[Kind],
         schema: Schema,
+        typed: frozenset[str],
     ) -> Iterator[Event]:
         part = chunk.iloc[keep]
         columns = []
         for c in schema.columns:
-            columns.append(_python(self._column(part[c], c, kinds, schema, base)))
+            if c in typed:
+                columns.append(_python(self._column(part[c], c, kinds, schema, base)))
+            else:  # typed when written (events.typed_value): most events are never output
+                columns.append(part[c].where(part[c] != "", None).tolist())
         values = list(zip(*columns, strict=True))
         types = part[schema.type_col].tolist()
         rows = (keep + base).tolist()
@@ -339,9 +348,7 @@ def _kind(col: pd.Series) -> Kind:
     numbers = pd.to_numeric(present, errors="coerce")
     if numbers.isna().any():
         return Kind.STR
-    if (numbers % 1 == 0).all() and not present.str.contains(r"[.eE]", regex=True).any():
-        return Kind.INT
-    return Kind.FLOAT
+    return Kind.INT if numbers.dtype.kind in "iu" else Kind.FLOAT
 
 
 def _python(col: pd.Series) -> list[Any]:
