@@ -43,7 +43,7 @@ class Acceptance:
         self.window = pattern.window
         self.stats = stats
         self.buffers: dict[int, EventBuffer] = {
-            v.bit: EventBuffer(stats) for v in pattern.variables if v.negated
+            v.bit: EventBuffer(stats, self.window) for v in pattern.variables if v.negated
         }
         self.negated_mask = sum(1 << bit for bit in self.buffers)
         self.pending: list[tuple[float, int, _Pending]] = []
@@ -59,9 +59,6 @@ class Acceptance:
         if self.dedup is not None:
             self.dedup.forget_before(self.now)  # the previous event is fully processed
         self.now = now = event.ts
-        limit = now - self.window
-        for buffer in self.buffers.values():
-            buffer.evict_before(limit)
         while self.pending and self.pending[0][0] < now:
             self._release(heapq.heappop(self.pending)[2])
         if event.mask & self.negated_mask:

@@ -127,13 +127,8 @@ class ChainRuntime:
         self.stats = stats
         bits = {v.name: v.bit for v in pattern.variables}
         self.chains = [_ChainRuntime(c, schema, self.window, stats, bits) for c in nfa.chains]
-        searched = {
-            s.bit
-            for c in self.chains
-            for s in c.states
-            if s.prec or s.succ or s.kleene or s is not c.states[0]
-        }
-        self.buffers: dict[int, EventBuffer] = {bit: EventBuffer(stats) for bit in sorted(searched)}
+        searched = sorted({s.bit for c in self.chains for s in c.states if s.kleene or s is not c.states[0]})
+        self.buffers: dict[int, EventBuffer] = {bit: EventBuffer(stats, self.window) for bit in searched}
         self.stored_mask = sum(1 << bit for bit in self.buffers)
         self.acceptance = Acceptance(pattern, stats)
         self.expiry: list[tuple[float, int, _Waiting]] = []
@@ -147,8 +142,10 @@ class ChainRuntime:
         self.seq += 1
         acceptance = self.acceptance
         acceptance.advance(event)
-        yield from acceptance.take_output()
-        self._expire(event.ts)
+        if acceptance.out:
+            yield from acceptance.take_output()
+        if self.expiry and self.expiry[0][0] < event.ts:
+            self._expire(event.ts)
         mask = event.mask
         if mask & self.stored_mask:
             for bit, buffer in self.buffers.items():
@@ -171,7 +168,6 @@ class ChainRuntime:
         yield from self.acceptance.take_output()
 
     def _expire(self, now: float) -> None:
-        limit = now - self.window
         expiry = self.expiry
         while expiry and expiry[0][0] < now:
             waiting = heapq.heappop(expiry)[2]
@@ -182,8 +178,6 @@ class ChainRuntime:
             for chain in self.chains:
                 chain.waiting = [[w for w in lst if not w.dead] for lst in chain.waiting]
             self.dead_waiting = 0
-        for buffer in self.buffers.values():
-            buffer.evict_before(limit)
 
     # --- takes --------------------------------------------------------------------------------
 

@@ -16,34 +16,39 @@ _INF = float("inf")
 
 
 class EventBuffer:
-    """Events in stream order, searchable by position and time, evicted by the window."""
+    """Events in stream order, searchable by position and time. Adding an event
+    evicts those older than one window before it (amortised O(1)); a search is bounded
+    by time anyway, so nothing out of the window is ever returned."""
 
-    __slots__ = ("events", "keys", "start", "stats")
+    __slots__ = ("events", "keys", "start", "stats", "window")
 
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, window: float) -> None:
         self.events: list[Event] = []
         self.keys: list[Key] = []
         self.start = 0
         self.stats = stats
+        self.window = window
 
     def add(self, event: Event) -> None:
+        keys = self.keys
+        start = self.start
+        if start < len(keys) and keys[start][0] < event.ts - self.window:
+            self._evict_before(event.ts - self.window)
         self.events.append(event)
-        self.keys.append((event.ts, event.row))
+        keys.append((event.ts, event.row))
         self.stats.buffered()
 
-    def evict_before(self, ts: float) -> None:
-        """Drop events older than ``ts`` (amortised O(1) per event)."""
+    def _evict_before(self, ts: float) -> None:
         start = self.start
         keys = self.keys
         end = len(keys)
         while start < end and keys[start][0] < ts:
             start += 1
-        if start != self.start:
-            self.stats.unbuffered(start - self.start)
-            self.start = start
-            if start > 1024 and start * 2 > end:
-                del self.events[:start], self.keys[:start]
-                self.start = 0
+        self.stats.unbuffered(start - self.start)
+        self.start = start
+        if start > 1024 and start * 2 > end:
+            del self.events[:start], self.keys[:start]
+            self.start = 0
 
     def between(self, after: Key, before: Key, min_ts: float, max_ts: float) -> Sequence[Event]:
         """Events strictly between two stream positions, with ``min_ts <= ts <= max_ts``."""

@@ -12,6 +12,7 @@ import io
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import IO, Any
 
 import numpy as np
@@ -148,7 +149,7 @@ class CsvSource:
         schema = self.schema()
         columns = frozenset(schema.columns) if typed is None else typed | {schema.type_col}
         chunks = self._chunk_events(schema, prefilter, stats, columns)
-        yield from sorted(chunks, key=_by_time) if self.options.sort else chunks
+        yield from sorted(chunks, key=attrgetter("ts")) if self.options.sort else chunks
 
     def _chunk_events(
         self, schema: Schema, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
@@ -238,9 +239,7 @@ class CsvSource:
         types = part[schema.type_col].tolist()
         rows = (keep + base).tolist()
         times = ts[keep].tolist()
-        mask_list = masks[keep].tolist()
-        for i in range(len(rows)):
-            yield Event(rows[i], times[i], types[i], values[i], mask_list[i])
+        yield from map(Event, rows, times, types, values, masks[keep].tolist())
 
     def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, base: int) -> pd.Series:
         """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
@@ -322,10 +321,6 @@ class CsvSource:
 
 def _row_of(col: pd.Series, pos: int, base: int) -> int:
     return base + pos
-
-
-def _by_time(event: Event) -> float:
-    return event.ts
 
 
 def _gzip_magic(raw: IO[bytes]) -> bool:
