@@ -44,7 +44,7 @@ class Schema:
 class Event:
     """One input row that some pattern variable can use."""
 
-    __slots__ = ("row", "ts", "type", "values", "mask")
+    __slots__ = ("row", "ts", "type", "values", "mask", "text")
 
     def __init__(self, row: int, ts: float, type_: str, values: tuple[object, ...], mask: int) -> None:
         self.row = row
@@ -52,6 +52,7 @@ class Event:
         self.type = type_
         self.values = values
         self.mask = mask
+        self.text: str | None = None  # the event as written, cached by a writer
 
     def __repr__(self) -> str:
         return f"Event(row={self.row}, ts={self.ts}, type={self.type!r})"

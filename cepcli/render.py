@@ -51,14 +51,24 @@ class JsonlWriter:
         self.stream, self.schema, self.names = stream, schema, _variables(pattern)
 
     def write(self, match: Match) -> None:
-        obj = {
-            name: [event_object(e, self.schema) for e in b]
-            if isinstance(b, tuple)
-            else event_object(b, self.schema)
-            for name, b in _ordered(match, self.names)
-        }
-        self.stream.write(json.dumps(obj, separators=(",", ":"), default=str) + "\n")
+        parts = []
+        for name, b in _ordered(match, self.names):
+            if isinstance(b, tuple):
+                value = "[" + ",".join(self._event(e) for e in b) + "]"
+            else:
+                value = self._event(b)
+            parts.append(f"{json.dumps(name)}:{value}")
+        self.stream.write("{" + ",".join(parts) + "}\n")
         self.stream.flush()
+
+    def _event(self, event: Event) -> str:
+        """An event's JSON, made once: an event is often part of many matches."""
+        text = event.text
+        if text is None:
+            text = event.text = json.dumps(
+                event_object(event, self.schema), separators=(",", ":"), default=str
+            )
+        return text
 
     def close(self) -> None:
         self.stream.flush()
