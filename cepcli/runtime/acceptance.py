@@ -8,9 +8,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from cepcli.events import Event
+from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Branch, Condition, Pattern
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.conditions import CompiledCondition, compile_condition
 from cepcli.runtime.matches import Deduplicator, Match
 from cepcli.runtime.negation import EventBuffer, NegationCheck
 from cepcli.runtime.stats import Stats
@@ -186,3 +186,21 @@ def same_key(equiv: tuple[int, ...], m: Sequence[object], event: Event) -> bool:
         assert isinstance(first, Event)
         return all(first.values[k] == values[k] for k in equiv)
     return True
+
+
+class CompiledBranch:
+    """What every runtime needs of a DNF branch: a slot per variable in the partial
+    match, the compiled conditions (None for those the prefilter applied), the column
+    indexes of its ``[attr]`` tests and the (name, slot) pairs a match reports."""
+
+    def __init__(self, branch: Branch, schema: Schema) -> None:
+        self.branch = branch
+        self.slots = {v.name: i for i, v in enumerate(branch.variables)}
+        self.conditions: list[CompiledCondition | None] = [
+            None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
+        ]
+        self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
+        self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
+
+    def negations_of(self, names: Sequence[str], window: float, stats: Stats) -> list[NegationCheck]:
+        return negation_checks(self.branch, names, self.slots, self.conditions, self.equiv, window, stats)

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
 from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import Acceptance, holds_for_each, negation_checks, same_key
-from cepcli.runtime.conditions import CompiledCondition, compile_condition
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
+from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, Key, NegationCheck
 from cepcli.runtime.stats import Stats
@@ -84,29 +84,20 @@ class _State:
         self.from_stream = spec.from_stream
 
 
-class _ChainRuntime:
+class _ChainRuntime(CompiledBranch):
     def __init__(
         self, chain: Chain, schema: Schema, window: float, stats: Stats, bits: dict[str, int]
     ) -> None:
+        super().__init__(chain.branch, schema)
         branch = chain.branch
         self.chain = chain
-        self.slots = {v.name: i for i, v in enumerate(branch.variables)}
-        self.conditions: list[CompiledCondition | None] = [
-            None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
-        ]
-        self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
-        self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
         self.states = [
             _State(s, self, bits[s.var], None if s.group_by is None else schema.index(s.group_by))
             for s in chain.states
         ]
         for state in self.states:
-            state.rejects = negation_checks(
-                branch, state.spec.rejects, self.slots, self.conditions, self.equiv, window, stats
-            )
-        self.post = negation_checks(
-            branch, [n.var for n in chain.negative], self.slots, self.conditions, self.equiv, window, stats
-        )
+            state.rejects = self.negations_of(state.spec.rejects, window, stats)
+        self.post = self.negations_of([n.var for n in chain.negative], window, stats)
         self.at_accept = self.bound(chain.at_accept)
         root = _Waiting([None] * len(branch.variables), (), float("inf"), float("-inf"), 0)
         self.waiting: list[list[_Waiting]] = [[root]] + [[] for _ in chain.states[1:]]

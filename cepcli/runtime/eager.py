@@ -14,8 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
 from cepcli.events import Event, Schema
-from cepcli.runtime.acceptance import Acceptance, holds_for_each, negation_checks, same_key
-from cepcli.runtime.conditions import CompiledCondition, compile_condition
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 
@@ -40,25 +39,17 @@ class _Instance:
         self.group = group
 
 
-class _BranchRuntime:
+class _BranchRuntime(CompiledBranch):
     def __init__(self, nfa: EagerBranch, schema: Schema, window: float, stats: Stats) -> None:
+        super().__init__(nfa.branch, schema)
         branch = nfa.branch
         self.nfa = nfa
-        self.slots = {v.name: i for i, v in enumerate(branch.variables)}
-        self.conditions: list[CompiledCondition | None] = [
-            None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
-        ]
-        self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
         self.root = _Instance(0, tuple(None for _ in branch.variables), None)
         self.lists: list[list[_Instance]] = [[] for _ in nfa.states]
         self.lists[0].append(self.root)
         self.out_edges = [nfa.edges_from(s) for s in range(len(nfa.states))]
         self.by_mask: dict[int, list[tuple[int, tuple[TakeEdge, ...]]]] = {}
-        self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
-        negated = [v.name for v in branch.negated]
-        self.negations = negation_checks(
-            branch, negated, self.slots, self.conditions, self.equiv, window, stats
-        )
+        self.negations = self.negations_of([v.name for v in branch.negated], window, stats)
 
     def routes(self, mask: int) -> list[tuple[int, tuple[TakeEdge, ...]]]:
         """For an event mask: the states with take edges it can trigger, and those edges."""
