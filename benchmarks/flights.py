@@ -117,9 +117,11 @@ def main() -> None:
                     continue
                 best = max(done, key=lambda r: float(r["events_per_second"]))  # type: ignore[arg-type]
                 rows.append({"query": name, "window": window, **best})
+                seconds, input_seconds = float(best["seconds"]), float(best["input_seconds"])  # type: ignore[arg-type]
+                automaton = float(best["events"]) / max(seconds - input_seconds, 1e-9)  # type: ignore[arg-type]
                 print(
                     f"| {name} | {window} | {engine} | {best['events_per_second']:,.0f}"
-                    f" | {best['seconds']:.2f} | {best['peak_instances']:,}"
+                    f" | {seconds:.2f} | {input_seconds:.2f} | {automaton:,.0f} | {best['peak_instances']:,}"
                     f" | {best['predicate_evaluations']:,} | {best['memory_operations']:,}"
                     f" | {best['matches']:,} |",
                     flush=True,

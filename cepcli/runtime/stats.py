@@ -16,6 +16,7 @@ class Stats:
     relevant_events: int = 0  # events that reached the automaton
     matches: int = 0
     seconds: float = 0.0
+    input_seconds: float = 0.0  # of ``seconds``: reading, typing, prefiltering the input
     instances_created: int = 0
     instances_deleted: int = 0
     alive_instances: int = 0
@@ -68,6 +69,7 @@ class Stats:
             "matches": self.matches,
             "seconds": round(self.seconds, 6),
             "events_per_second": round(self.events_per_second, 1),
+            "input_seconds": round(self.input_seconds, 6),
             "peak_instances": self.peak_instances,
             "peak_buffered_events": self.peak_buffered_events,
             "predicate_evaluations": self.predicate_evaluations,

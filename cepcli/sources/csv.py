@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
@@ -149,16 +150,30 @@ class CsvSource:
         schema = self.schema()
         columns = frozenset(schema.columns) if typed is None else typed | {schema.type_col}
         chunks = self._chunk_events(schema, prefilter, stats, columns)
-        yield from sorted(chunks, key=attrgetter("ts")) if self.options.sort else chunks
+        if not self.options.sort:
+            yield from chunks
+            return
+        started = time.perf_counter()
+        ordered = sorted(chunks, key=attrgetter("ts"))
+        stats.input_seconds = time.perf_counter() - started  # reading and sorting, all of it
+        yield from ordered
 
     def _chunk_events(
         self, schema: Schema, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
     ) -> Iterator[Event]:
         kinds = list(schema.kinds)
-        for chunk, base, ts, masks in self._masked_chunks(schema, prefilter, stats, kinds):
+        chunks = self._masked_chunks(schema, prefilter, stats, kinds)
+        while True:
+            started = time.perf_counter()  # input time: parse, type, prefilter, build
+            found = next(chunks, None)
+            if found is None:
+                stats.input_seconds += time.perf_counter() - started
+                return
+            chunk, base, ts, masks = found
             keep = np.flatnonzero(masks)
-            if len(keep):
-                yield from self._build(chunk, keep, masks, ts, base, kinds, schema, typed)
+            events = self._build(chunk, keep, masks, ts, base, kinds, schema, typed) if len(keep) else []
+            stats.input_seconds += time.perf_counter() - started
+            yield from events
             if self.on_chunk is not None:
                 self.on_chunk(self)
 
@@ -227,7 +242,7 @@ class CsvSource:
         kinds: list[Kind],
         schema: Schema,
         typed: frozenset[str],
-    ) -> Iterator[Event]:
+    ) -> list[Event]:
         part = chunk.iloc[keep]
         columns = []
         for c in schema.columns:
@@ -239,7 +254,7 @@ class CsvSource:
         types = part[schema.type_col].tolist()
         rows = (keep + base).tolist()
         times = ts[keep].tolist()
-        yield from map(Event, rows, times, types, values, masks[keep].tolist())
+        return list(map(Event, rows, times, types, values, masks[keep].tolist()))
 
     def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, base: int) -> pd.Series:
         """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
