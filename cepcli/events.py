@@ -9,6 +9,7 @@ it passed in the prefilter.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -46,7 +47,7 @@ class Event:
 
     __slots__ = ("row", "ts", "type", "values", "mask", "text")
 
-    def __init__(self, row: int, ts: float, type_: str, values: tuple[object, ...], mask: int) -> None:
+    def __init__(self, row: int, ts: float, type_: str, values: Sequence[object], mask: int) -> None:
         self.row = row
         self.ts = ts
         self.type = type_
@@ -60,7 +61,11 @@ class Event:
 
 def typed_value(value: object, kind: Kind) -> object:
     """A value as its column's kind says (a source may leave unused columns as text)."""
-    if not isinstance(value, str) or kind is Kind.STR:
+    if not isinstance(value, str):
+        return value
+    if value == "":
+        return None
+    if kind is Kind.STR:
         return value
     try:
         number = float(value)

@@ -244,13 +244,13 @@ class CsvSource:
         typed: frozenset[str],
     ) -> list[Event]:
         part = chunk.iloc[keep]
-        columns = []
-        for c in schema.columns:
+        grid = part.to_numpy(dtype=object)
+        for i, c in enumerate(schema.columns):
             if c in typed:
-                columns.append(_python(self._column(part[c], c, kinds, schema, base)))
-            else:  # typed when written (events.typed_value): most events are never output
-                columns.append(part[c].where(part[c] != "", None).tolist())
-        values = list(zip(*columns, strict=True))
+                grid[:, i] = _python(self._column(part[c], c, kinds, schema, base))
+        # Other columns keep their text ('' for missing) and are typed when written
+        # (events.typed_value): most events are never part of a match.
+        values = grid.tolist()
         types = part[schema.type_col].tolist()
         rows = (keep + base).tolist()
         times = ts[keep].tolist()
