@@ -95,10 +95,10 @@ def main() -> None:
     rows = []
     print(f"# {platform.machine()}, Python {platform.python_version()}, {args.data.name}")
     print(
-        "| query | window | engine | events/s | seconds | peak instances | predicate evaluations"
-        " | memory operations | matches |"
+        "| query | window | engine | events/s | seconds | of which input | automaton events/s"
+        " | peak instances | predicate evaluations | memory operations | matches |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.queries.split(","):
         text, order = QUERIES[name]
         for window in args.windows.split(","):
@@ -110,7 +110,7 @@ def main() -> None:
                 done = [r for r in runs if r is not None]
                 if not done:
                     print(
-                        f"| {name} | {window} | {engine} | timeout > {args.timeout:.0f} s | | | | | |",
+                        f"| {name} | {window} | {engine} | timeout > {args.timeout:.0f} s | | | | | | | |",
                         flush=True,
                     )
                     rows.append({"query": name, "window": window, "engine": engine, "timeout": True})
