@@ -17,7 +17,6 @@ chain's order.
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
@@ -25,6 +24,7 @@ from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Condition
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
 from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, Key, NegationCheck
 from cepcli.runtime.stats import Stats
@@ -63,8 +63,8 @@ class _State:
         "each_new",
         "each_all",
         "rejects",
-        "group",
         "from_stream",
+        "iteration",
     )
 
     def __init__(self, spec: ChainState, runtime: _ChainRuntime, bit: int, group: int | None) -> None:
@@ -80,8 +80,10 @@ class _State:
         self.each_new = runtime.bound(spec.conditions.each_new)
         self.each_all = runtime.bound(spec.conditions.each_all)
         self.rejects: list[NegationCheck] = []
-        self.group = group
         self.from_stream = spec.from_stream
+        self.iteration = Iteration(
+            spec.lo, spec.hi, self.each_new, runtime.equiv, group, runtime.window, runtime.stats
+        )
 
 
 class _ChainRuntime(CompiledBranch):
@@ -91,6 +93,8 @@ class _ChainRuntime(CompiledBranch):
         super().__init__(chain.branch, schema)
         branch = chain.branch
         self.chain = chain
+        self.window = window
+        self.stats = stats
         self.states = [
             _State(s, self, bits[s.var], None if s.group_by is None else schema.index(s.group_by))
             for s in chain.states
@@ -184,8 +188,8 @@ class ChainRuntime:
             candidates = self.buffers[state.bit].between(
                 after, (event.ts, event.row), event.ts - self.window, event.ts
             )
-            for subset, lo_ts in self._subsets(
-                chain, state, m, waiting.rows, candidates, min_ts, event.ts, event
+            for subset, lo_ts in state.iteration.subsets(
+                m, waiting.rows, candidates, min_ts, event.ts, event
             ):
                 yield from self._enter_next(chain, i, m, waiting.rows, subset, lo_ts, event.ts)
         elif self._takes(chain, state, m, event):
@@ -235,7 +239,7 @@ class ChainRuntime:
         window = self.window
         candidates = self.buffers[state.bit].between(after, before, max_ts - window, min_ts + window)
         if state.kleene:
-            for subset, lo_ts in self._subsets(chain, state, m, rows, candidates, min_ts, max_ts, None):
+            for subset, lo_ts in state.iteration.subsets(m, rows, candidates, min_ts, max_ts, None):
                 yield from self._enter_next(chain, i, m, rows, subset, lo_ts, max(max_ts, subset[-1].ts))
         else:
             for event in candidates:
@@ -286,94 +290,6 @@ class ChainRuntime:
                 if key < best:
                     best = key
         return best
-
-    # --- iterate: Kleene subsets, lazily ----------------------------------------------------
-
-    def _subsets(
-        self,
-        chain: _ChainRuntime,
-        state: _State,
-        m: list[object],
-        rows: tuple[int, ...],
-        candidates: Iterable[Event],
-        min_ts: float,
-        max_ts: float,
-        last: Event | None,
-    ) -> Iterator[tuple[tuple[Event, ...], float]]:
-        """Subsets (stream order, size within bounds, inside the window) of the
-        candidates; with ``last``, only those that end with it. Yields each subset
-        with the new minimum timestamp."""
-        pool = [e for e in candidates if e.row not in rows]
-        if state.group is not None:
-            groups: dict[object, list[Event]] = defaultdict(list)
-            for e in pool:
-                if e.values[state.group] is not None:
-                    groups[e.values[state.group]].append(e)
-            if last is not None:
-                key = last.values[state.group]
-                pools = [groups.get(key, [])] if key is not None else []
-            else:
-                pools = list(groups.values())
-        else:
-            pools = [pool]
-        for group in pools:
-            yield from self._grow(chain, state, m, group, 0, (), min_ts, max_ts, last)
-
-    def _grow(
-        self,
-        chain: _ChainRuntime,
-        state: _State,
-        m: list[object],
-        pool: list[Event],
-        start: int,
-        current: tuple[Event, ...],
-        min_ts: float,
-        max_ts: float,
-        last: Event | None,
-    ) -> Iterator[tuple[tuple[Event, ...], float]]:
-        hi = state.hi
-        size = len(current)
-        if last is not None:
-            if (hi is None or size < hi) and size + 1 >= state.lo:
-                lo_ts = min(min_ts, current[0].ts if current else last.ts)
-                if max(max_ts, last.ts) - lo_ts <= self.window and self._element(
-                    chain, state, m, current, last
-                ):
-                    yield current + (last,), lo_ts
-            room = hi is None or size + 1 < hi
-        else:
-            room = hi is None or size < hi
-        if not room:
-            return
-        for j in range(start, len(pool)):
-            event = pool[j]
-            lo_ts = min(min_ts, current[0].ts if current else event.ts)
-            if max(max_ts, event.ts) - lo_ts > self.window:
-                break  # the pool is in time order: later events only widen the span
-            if not self._element(chain, state, m, current, event):
-                continue
-            grown = current + (event,)
-            if last is None and len(grown) >= state.lo:
-                yield grown, lo_ts
-            yield from self._grow(chain, state, m, pool, j + 1, grown, min_ts, max(max_ts, event.ts), last)
-
-    def _element(
-        self, chain: _ChainRuntime, state: _State, m: list[object], current: tuple[Event, ...], event: Event
-    ) -> bool:
-        """Can ``event`` follow ``current`` in the subset? ``[attr]`` and the
-        element-wise conditions (``b[i]``, ``b[i-1]``, ``b[..i-1]``)."""
-        if chain.equiv:
-            if not same_key(chain.equiv, m, event):
-                return False
-            if current and any(current[0].values[k] != event.values[k] for k in chain.equiv):
-                return False
-        for fn, cond in state.each_new:
-            if cond.from_second and not current:
-                continue
-            self.stats.predicate_evaluations += 1
-            if not fn(m, event, current[-1] if current else None, current):
-                return False
-        return True
 
     # --- acceptance ---------------------------------------------------------------------------
 

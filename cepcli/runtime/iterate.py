@@ -1,0 +1,121 @@
+"""The ``iterate`` action (paper 4.5): the subsets of a Kleene variable's candidates,
+generated lazily, never the power set in memory.
+
+Subsets are grown in stream order; each new element is checked against ``[attr]``
+and the element-wise conditions (``b[i]``, ``b[i-1]``, ``b[..i-1]``) at once, so a
+prefix that fails is never extended; the window bounds the span; with a group-by
+attribute (4.5.3) only events sharing its value are combined.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+
+from cepcli.events import Event
+from cepcli.plan.pattern import Condition
+from cepcli.runtime.acceptance import same_key
+from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.stats import Stats
+
+Subset = tuple[Event, ...]
+
+
+class Iteration:
+    """How one Kleene variable grows its subsets."""
+
+    __slots__ = ("lo", "hi", "each_new", "equiv", "group", "window", "stats")
+
+    def __init__(
+        self,
+        lo: int,
+        hi: int | None,
+        each_new: Sequence[tuple[CompiledCondition, Condition]],
+        equiv: tuple[int, ...],
+        group: int | None,
+        window: float,
+        stats: Stats,
+    ) -> None:
+        self.lo, self.hi = lo, hi
+        self.each_new = tuple(each_new)
+        self.equiv = equiv
+        self.group = group
+        self.window = window
+        self.stats = stats
+
+    def subsets(
+        self,
+        m: list[object],
+        rows: Sequence[int],
+        candidates: Iterable[Event],
+        min_ts: float,
+        max_ts: float,
+        last: Event | None,
+    ) -> Iterator[tuple[Subset, float]]:
+        """Subsets (stream order, size within bounds, inside the window together with
+        the events in ``m``) of the candidates; with ``last``, only those that end with
+        it. Each comes with its new minimum timestamp."""
+        pool = [e for e in candidates if e.row not in rows]
+        if self.group is None:
+            pools = [pool]
+        else:
+            groups: dict[object, list[Event]] = defaultdict(list)
+            for e in pool:
+                if e.values[self.group] is not None:
+                    groups[e.values[self.group]].append(e)
+            if last is None:
+                pools = list(groups.values())
+            else:
+                key = last.values[self.group]
+                pools = [groups.get(key, [])] if key is not None else []
+        for group in pools:
+            yield from self._grow(m, group, 0, (), min_ts, max_ts, last)
+
+    def _grow(
+        self,
+        m: list[object],
+        pool: list[Event],
+        start: int,
+        current: Subset,
+        min_ts: float,
+        max_ts: float,
+        last: Event | None,
+    ) -> Iterator[tuple[Subset, float]]:
+        hi = self.hi
+        size = len(current)
+        if last is not None:
+            if (hi is None or size < hi) and size + 1 >= self.lo:
+                lo_ts = min(min_ts, current[0].ts if current else last.ts)
+                if max(max_ts, last.ts) - lo_ts <= self.window and self.element(m, current, last):
+                    yield current + (last,), lo_ts
+            room = hi is None or size + 1 < hi
+        else:
+            room = hi is None or size < hi
+        if not room:
+            return
+        for j in range(start, len(pool)):
+            event = pool[j]
+            lo_ts = min(min_ts, current[0].ts if current else event.ts)
+            if max(max_ts, event.ts) - lo_ts > self.window:
+                break  # the pool is in time order: later events only widen the span
+            if not self.element(m, current, event):
+                continue
+            grown = current + (event,)
+            if last is None and len(grown) >= self.lo:
+                yield grown, lo_ts
+            yield from self._grow(m, pool, j + 1, grown, min_ts, max(max_ts, event.ts), last)
+
+    def element(self, m: list[object], current: Subset, event: Event) -> bool:
+        """Can ``event`` follow ``current`` in the subset?"""
+        if self.equiv:
+            if not same_key(self.equiv, m, event):
+                return False
+            if current and any(current[0].values[k] != event.values[k] for k in self.equiv):
+                return False
+        for fn, cond in self.each_new:
+            if cond.from_second and not current:
+                continue
+            self.stats.predicate_evaluations += 1
+            if not fn(m, event, current[-1] if current else None, current):
+                return False
+        return True
