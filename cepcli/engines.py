@@ -9,6 +9,7 @@ from typing import Any
 
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
 from cepcli.automata.eager import EagerNfa, build_eager
+from cepcli.automata.tree import build_tree
 from cepcli.errors import EngineError
 from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
@@ -19,6 +20,7 @@ from cepcli.runtime.chain import evaluate_chain
 from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
+from cepcli.runtime.tree import evaluate_tree
 
 ENGINE_NAMES = ("tree", "chain", "first-chance", "post-processing", "eager")
 DEFAULT_ENGINE = "eager"  # becomes "tree" once the Tree NFA lands
@@ -48,6 +50,7 @@ ENGINES: dict[str, Engine] = {
     "chain": Engine("chain", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
     "post-processing": Engine("post-processing", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
     "first-chance": Engine("first-chance", _chain(Negation.FIRST_CHANCE), evaluate_chain, lazy=True),
+    "tree": Engine("tree", lambda pattern, order: build_tree(pattern), evaluate_tree, lazy=False),
 }
 
 

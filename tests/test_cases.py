@@ -21,6 +21,7 @@ ENGINES = [
     "first-chance",
     "first-chance:reverse",
     "first-chance:shuffle",
+    "tree",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

@@ -132,7 +132,7 @@ def _build_branch(branch: Branch, rank: dict[str, int], negation: Negation) -> C
                 stores=tuple(p.name for p in positives[i + 1 :]) + tuple(n.name for n in negated),
                 ignores=tuple(sorted(taken)),
                 rejects=tuple(n for n, at in placed_at.items() if at == i),
-                group_by=_group_by(branch, v) if v.kleene else None,
+                group_by=group_by_attribute(branch, v) if v.kleene else None,
             )
         )
     negative = tuple(
@@ -149,38 +149,43 @@ def _build_branch(branch: Branch, rank: dict[str, int], negation: Negation) -> C
     return Chain(branch, tuple(states), negative, at_accept(branch))
 
 
-def _first_chance(branch: Branch, positives: list[Variable]) -> dict[str, int]:
-    """For each negated variable that can be checked early, the state after whose take
-    (q_DEP) the check runs. A negation must lie between bound events on both sides, so
-    that every event in range is already in the buffer and inside the window of any
-    completion; it waits for every positive variable of its own type too (an event
-    taken by one of those is not a violation). Others are post-processed."""
-    index = {v.name: i for i, v in enumerate(positives)}
-    kleene = {v.name for v in positives if v.kleene}
-    out: dict[str, int] = {}
+def first_chance_dependencies(branch: Branch) -> dict[str, frozenset[str]]:
+    """The negated variables that can be checked early, each with the positive
+    variables it waits for (DEP). A negation must lie between bound events on both
+    sides, so that every event in range is already in the buffer and inside the window
+    of any completion; it waits for its condition partners and for every positive
+    variable of its own type too (an event taken by one of those is not a violation).
+    One that would wait for a Kleene variable is post-processed, like the others."""
+    kleene = {v.name for v in branch.positives if v.kleene}
+    out: dict[str, frozenset[str]] = {}
     for n in branch.negated:
         before, after = branch.before(n.name), branch.after(n.name)
         if not before or not after:
             continue
-        deps = set(_maximal(branch, before)) | set(_minimal(branch, after))
+        deps = set(maximal(branch, before)) | set(minimal(branch, after))
         for cond in branch.conditions_on(n.name):
             deps |= cond.variables - {n.name}
-        deps |= {v.name for v in positives if v.type == n.type}
-        if deps & kleene:
-            continue
-        out[n.name] = max(index[d] for d in deps)
+        deps |= {v.name for v in branch.positives if v.type == n.type}
+        if not deps & kleene:
+            out[n.name] = frozenset(deps)
     return out
 
 
-def _maximal(branch: Branch, names: frozenset[str]) -> list[str]:
+def _first_chance(branch: Branch, positives: list[Variable]) -> dict[str, int]:
+    """For each negation checked early, the state after whose take (q_DEP) it runs."""
+    index = {v.name: i for i, v in enumerate(positives)}
+    return {n: max(index[d] for d in deps) for n, deps in first_chance_dependencies(branch).items()}
+
+
+def maximal(branch: Branch, names: frozenset[str]) -> list[str]:
     return [x for x in names if not any((x, y) in branch.order for y in names)]
 
 
-def _minimal(branch: Branch, names: frozenset[str]) -> list[str]:
+def minimal(branch: Branch, names: frozenset[str]) -> list[str]:
     return [y for y in names if not any((x, y) in branch.order for x in names)]
 
 
-def _group_by(branch: Branch, v: Variable) -> str | None:
+def group_by_attribute(branch: Branch, v: Variable) -> str | None:
     """The group-by-attribute optimisation (4.5.3): ``b[i].x = b[i-1].x`` or ``[x]``."""
     for cond in branch.conditions:
         match cond.expr:

@@ -38,6 +38,11 @@ class EventBuffer:
         keys.append((event.ts, event.row))
         self.stats.buffered()
 
+    def evict_before(self, ts: float) -> None:
+        """Drop the events older than ``ts`` now (for exact counts of what is in the window)."""
+        if self.start < len(self.keys) and self.keys[self.start][0] < ts:
+            self._evict_before(ts)
+
     def _evict_before(self, ts: float) -> None:
         start = self.start
         keys = self.keys
