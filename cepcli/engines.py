@@ -23,7 +23,7 @@ from cepcli.runtime.stats import Stats
 from cepcli.runtime.tree import evaluate_tree
 
 ENGINE_NAMES = ("tree", "chain", "first-chance", "post-processing", "eager")
-DEFAULT_ENGINE = "eager"  # becomes "tree" once the Tree NFA lands
+DEFAULT_ENGINE = "tree"
 
 
 @dataclass(frozen=True, slots=True)

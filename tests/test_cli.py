@@ -320,7 +320,7 @@ def stats_check(out: str, d: Path) -> None:
     lines = jsonl(out)
     stats = json.loads((d / "stats.json").read_text(encoding="utf-8"))
     assert set(stats) >= STATS_KEYS, sorted(STATS_KEYS - set(stats))
-    assert stats["engine"] == "eager"
+    assert stats["engine"] == "tree"  # the default engine
     assert stats["order"] == ["a", "b", "c"]
     assert stats["matches"] == len(lines) == 3
     assert stats["events"] == EVENT_ROWS
@@ -577,22 +577,13 @@ RUN_CASES = [
             BASE,
             stdout=matches_are(SEQ_MATCHES),
         )
-        for e in ("eager", "chain", "first-chance", "post-processing")
+        for e in ("eager", "chain", "first-chance", "post-processing", "tree")
     ),
     Case(
         "engine-chain-with-order",
         ["run", "q.sase", "-i", "events.csv", "--engine", "chain", "--order", "c,b,a", *JSONL],
         BASE,
         stdout=matches_are(SEQ_MATCHES),
-    ),
-    Case(
-        "engine-tree-not-yet",
-        ["run", "q.sase", "-i", "events.csv", "--engine", "tree"],
-        BASE,
-        exit=2,
-        stdout=nothing,
-        stderr="not implemented yet",
-        error="line",
     ),
     Case(
         "engine-unknown",
