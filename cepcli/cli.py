@@ -140,6 +140,12 @@ def cli() -> None:
     help="Write the run's statistics as one JSON object to this file.",
 )
 @click.option("--max-matches", type=click.IntRange(min=1), default=None, help="Stop after this many matches.")
+@click.option(
+    "--stats-every",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --stats-json: also record the counters every N relevant events ('series').",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
     query: str,
@@ -149,6 +155,7 @@ def run_command(
     output: str | None,
     stats_json: str | None,
     max_matches: int | None,
+    stats_every: int | None,
     quiet: bool,
     **kw: Any,
 ) -> None:
@@ -159,9 +166,8 @@ def run_command(
       cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
     """
     err = Console(stderr=True)
-    options = RunOptions(
-        query, _input(kw), engine, tuple(v.strip() for v in order.split(",")) if order else None, max_matches
-    )
+    chosen_order = tuple(v.strip() for v in order.split(",")) if order else None
+    options = RunOptions(query, _input(kw), engine, chosen_order, max_matches, stats_every or 0)
     prepared = prepare(query, options.input)
     stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)

@@ -33,6 +33,7 @@ class RunOptions:
     engine: str = DEFAULT_ENGINE
     order: tuple[str, ...] | None = None
     max_matches: int | None = None
+    stats_every: int = 0
 
 
 @dataclass(slots=True)
@@ -123,7 +124,7 @@ def run(
     if on_progress is not None:
         report = on_progress
         prepared.source.on_chunk = lambda source: report(source.progress()[0])
-    stats = Stats()
+    stats = Stats(every=options.stats_every)
     prefilter = Prefilter.of(pattern)
     order = _frequency_order(options, prepared, prefilter, stats)
     stats.order = tuple(v.name for v in pattern.variables if not v.negated)

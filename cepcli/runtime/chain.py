@@ -25,6 +25,7 @@ from cepcli.plan.pattern import Condition
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.iterate import Iteration
+from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, Key, NegationCheck
 from cepcli.runtime.stats import Stats
@@ -157,6 +158,9 @@ class ChainRuntime:
                 for waiting in alive:
                     if waiting.born != self.seq:
                         yield from self._from_stream(chain, i, waiting, event)
+
+    def report(self) -> None:
+        """Nothing beyond the counters kept as it runs."""
 
     def finish(self) -> Iterator[Match]:
         self.acceptance.finish()
@@ -315,8 +319,4 @@ def _events(binding: object) -> tuple[Event, ...]:
 
 def evaluate_chain(nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
     """Run the (Multi-)Chain NFA over relevant events, yielding matches as found."""
-    runtime = ChainRuntime(nfa, schema, stats)
-    for event in events:
-        stats.relevant_events += 1
-        yield from runtime.process(event)
-    yield from runtime.finish()
+    return drive(ChainRuntime(nfa, schema, stats), events, stats)

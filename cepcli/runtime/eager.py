@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
 from cepcli.events import Event, Schema
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
+from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 
@@ -79,6 +80,9 @@ class EagerRuntime:
         for runtime in self.branches:
             self._apply(runtime, event)
         return self.acceptance.take_output()
+
+    def report(self) -> None:
+        """Nothing beyond the counters kept as it runs."""
 
     def finish(self) -> list[Match]:
         self.acceptance.finish()
@@ -190,8 +194,4 @@ def _dead(instance: _Instance) -> bool:
 
 def evaluate_eager(nfa: EagerNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
     """Run the eager NFA over relevant events, yielding matches as they are found."""
-    runtime = EagerRuntime(nfa, schema, stats)
-    for event in events:
-        stats.relevant_events += 1
-        yield from runtime.process(event)
-    yield from runtime.finish()
+    return drive(EagerRuntime(nfa, schema, stats), events, stats)

@@ -30,6 +30,21 @@ class Stats:
     bad_rows: int = 0
     peak_rss_mb: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
+    every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
+    series: list[dict[str, int]] = field(default_factory=list)
+
+    def snapshot(self) -> None:
+        """Record the cumulative counters now (for work over time, e.g. per segment)."""
+        self.series.append(
+            {
+                "relevant_events": self.relevant_events,
+                "matches": self.matches,
+                "instances": self.alive_instances,
+                "buffered_events": self.buffered_events,
+                "predicate_evaluations": self.predicate_evaluations,
+                "memory_operations": self.memory_operations,
+            }
+        )
 
     def created(self, n: int = 1) -> None:
         self.instances_created += n
@@ -80,4 +95,5 @@ class Stats:
             "bad_rows": self.bad_rows,
             "peak_rss_mb": round(self.peak_rss_mb, 1),
             **self.extra,
+            **({"series": self.series} if self.every else {}),
         }

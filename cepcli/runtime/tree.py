@@ -22,6 +22,7 @@ from cepcli.plan.pattern import Condition
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.iterate import Iteration
+from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
@@ -366,11 +367,4 @@ def _events(binding: object) -> tuple[Event, ...]:
 
 def evaluate_tree(nfa: TreeNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
     """Run the (Multi-)Tree NFA over relevant events, yielding matches as found."""
-    runtime = TreeRuntime(nfa, schema, stats)
-    try:
-        for event in events:
-            stats.relevant_events += 1
-            yield from runtime.process(event)
-        yield from runtime.finish()
-    finally:
-        runtime.report()
+    return drive(TreeRuntime(nfa, schema, stats), events, stats)
