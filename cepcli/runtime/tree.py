@@ -27,6 +27,7 @@ from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
 
+COMPILED_STATES = 4096
 _FIRST: Key = (float("-inf"), -1)
 _LAST: Key = (float("inf"), 1 << 62)
 
@@ -61,7 +62,13 @@ class _State:
 
 class _TreeRuntime(CompiledBranch):
     def __init__(
-        self, tree: TreeBranch, schema: Schema, window: float, stats: Stats, bits: dict[str, int]
+        self,
+        tree: TreeBranch,
+        schema: Schema,
+        window: float,
+        stats: Stats,
+        bits: dict[str, int],
+        live_count: list[int],
     ) -> None:
         super().__init__(tree.branch, schema)
         self.tree = tree
@@ -70,6 +77,8 @@ class _TreeRuntime(CompiledBranch):
         self.stats = stats
         self.bits = bits
         self.live: dict[tuple[str, ...], _State] = {}
+        self.compiled: dict[tuple[str, ...], dict[str, _Edge]] = {}  # least recently used first
+        self.live_count = live_count  # shared by the trees of a Multi-Tree
         self.instantiated = 0
         self.early = [(self.negations_of([n], window, stats)[0], deps) for n, deps in tree.first_chance]
         self.post = self.negations_of(tree.post, window, stats)
@@ -87,13 +96,20 @@ class _TreeRuntime(CompiledBranch):
         return tuple(out)
 
     def enter(self, ord: tuple[str, ...]) -> _State:
-        """The live state for ``ord``, instantiated if no instance is in it."""
+        """The live state for ``ord``, instantiated if no instance is in it. The edges
+        of recently used states stay compiled (at most ``COMPILED_STATES``), so a state
+        that comes and goes with its instances is not built again each time."""
         state = self.live.get(ord)
         if state is None:
-            spec = tree_state(self.tree, ord)
-            state = _State(ord, {e.var: _Edge(e, self) for e in spec.edges})
-            self.live[ord] = state
-            self.instantiated += 1
+            edges = self.compiled.pop(ord, None)
+            if edges is None:
+                edges = {e.var: _Edge(e, self) for e in tree_state(self.tree, ord).edges}
+                self.instantiated += 1
+                if len(self.compiled) >= COMPILED_STATES:
+                    del self.compiled[next(iter(self.compiled))]
+            self.compiled[ord] = edges
+            state = self.live[ord] = _State(ord, edges)
+            self.live_count[0] += 1
         state.users += 1
         return state
 
@@ -101,6 +117,7 @@ class _TreeRuntime(CompiledBranch):
         state.users -= 1
         if not state.users:
             del self.live[state.ord]
+            self.live_count[0] -= 1
 
 
 def _kleene_root_edge(tree: TreeBranch, var: str) -> TreeEdge:
@@ -117,7 +134,10 @@ class TreeRuntime:
         self.window = pattern.window
         self.stats = stats
         self.bits = {v.name: v.bit for v in pattern.variables}
-        self.trees = [_TreeRuntime(t, schema, self.window, stats, self.bits) for t in nfa.branches]
+        self.live_count = [0]
+        self.trees = [
+            _TreeRuntime(t, schema, self.window, stats, self.bits, self.live_count) for t in nfa.branches
+        ]
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if not v.negated
         }
@@ -185,7 +205,8 @@ class TreeRuntime:
         stats = self.stats
         stats.created()
         state = tree.enter(ord)
-        self._count_live(tree)
+        if self.live_count[0] > self.peak_live_states:
+            self.peak_live_states = self.live_count[0]
         try:
             if not self._first_chance(tree, ord, m, rows, min_ts, max_ts):
                 return
@@ -278,9 +299,6 @@ class TreeRuntime:
             if best is None or count < fewest:
                 best, fewest = var, count
         return best
-
-    def _count_live(self, tree: _TreeRuntime) -> None:
-        self.peak_live_states = max(self.peak_live_states, sum(len(t.live) for t in self.trees))
 
     def report(self) -> None:
         """Tree-specific statistics: peak live states, states made, orders used."""
