@@ -17,7 +17,8 @@ from rich.console import Console
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError
-from cepcli.job import RunOptions, attach_input, compile_file, prepare, run
+from cepcli.explain import to_dot, to_json, to_text
+from cepcli.job import RunOptions, attach_input, compile_file, explain_query, prepare, run
 from cepcli.render import progress_bar, stats_panel, writer_for
 from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
@@ -214,6 +215,47 @@ def check_command(query: str, **kw: Any) -> None:
         f"{compiled.path}: ok ({branches} branch{'es' if branches != 1 else ''};"
         f" variables {names}; window {pattern.window:g} s{against})"
     )
+
+
+@cli.command("explain")
+@click.argument("query", type=click.Path(dir_okay=False))
+@_input_options
+@click.option(
+    "--engine",
+    "-e",
+    type=click.Choice(ENGINE_NAMES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Whose automaton to show.",
+)
+@click.option("--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "dot", "json"]),
+    default="text",
+    show_default=True,
+    help="text to read, dot for Graphviz, json as data.",
+)
+def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: Any) -> None:
+    """Show the automaton ENGINE builds for QUERY, without running it.
+
+    \b
+    Examples:
+      cepcli explain patterns/stocks_seq.sase --engine chain --order c,b,a
+      cepcli explain q.sase --format dot | dot -Tpng > nfa.png
+    """
+    options = _input(kw)
+    chosen_order = tuple(v.strip() for v in order.split(",")) if order else None
+    explanation = explain_query(query, options, engine, chosen_order)
+    if fmt == "json":
+        click.echo(to_json(explanation), nl=False)
+    elif fmt == "dot":
+        click.echo(to_dot(explanation), nl=False)
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        for text, style in to_text(explanation):
+            console.print(text, style=style or None, markup=False)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ from typing import IO
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import QueryError, UsageError
 from cepcli.events import Schema
+from cepcli.explain import Explanation, explain
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.checks import check_schema
@@ -144,6 +145,34 @@ def run(
         stats.peak_rss_mb = peak_rss_mb()
         prepared.source.close()
     return stats
+
+
+def explain_query(
+    query_path: str, options: CsvOptions, engine_name: str, order: tuple[str, ...] | None
+) -> Explanation:
+    """What ``cepcli explain`` shows: the automaton of ``engine_name``, with the order
+    ``run`` would use (``--order``; else, for a lazy engine with an input, measured
+    from it; else the pattern's order)."""
+    chosen = engine(engine_name)
+    compiled = compile_file(query_path)
+    pattern = compiled.pattern
+    source = ""
+    if order is not None:
+        _check_order(pattern, order)
+        source = "--order"
+    elif chosen.lazy and (options.path is not None or compiled.query.source is not None):
+        prepared = attach_input(compiled, options)
+        stats = Stats()
+        order = _frequency_order(
+            RunOptions(query_path, options, engine_name), prepared, Prefilter.of(pattern), stats
+        )
+        prepared.source.close()
+        source = str(stats.extra["order_source"])
+    elif chosen.lazy:
+        order = tuple(v.name for v in pattern.variables)
+        source = "the pattern's order: no --order and no input to measure"
+    automaton = chosen.build(pattern, order or ())
+    return explain(pattern, engine_name, automaton, source)
 
 
 def _frequency_order(

@@ -1,0 +1,422 @@
+"""``cepcli explain``: an automaton, as the data a user reads (text, dot or json).
+
+Builders already produce automata as data; this module turns each kind into one
+neutral view (states and labelled edges, in build order, so the output is stable
+enough to golden-test) without running anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from math import perm
+
+from cepcli.automata.chain import Action, Chain, ChainNfa, Negation
+from cepcli.automata.eager import EagerBranch, EagerNfa
+from cepcli.automata.placement import Placement
+from cepcli.automata.tree import TreeBranch, TreeNfa, tree_state
+from cepcli.plan.pattern import Branch, Pattern, Variable
+from cepcli.query import ast as a
+from cepcli.query.printer import print_duration, print_expr, print_structure
+
+TREE_LAYERS_SHOWN = 4  # variables up to which the whole (lazily instantiated) tree is listed
+
+
+@dataclass(frozen=True, slots=True)
+class StateView:
+    id: str
+    label: str
+    kind: str  # start | positive | kleene | negative | tree | accept | reject
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeView:
+    source: str
+    target: str
+    action: str  # take | iterate | store | ignore | timeout | search_failed | accept
+    events: tuple[str, ...] = ()
+    condition: str = ""
+    prec: tuple[str, ...] = ()
+    succ: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AutomatonView:
+    name: str
+    states: tuple[StateView, ...]
+    edges: tuple[EdgeView, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    engine: str
+    order: tuple[str, ...]
+    order_source: str
+    branches: tuple[str, ...]  # each DNF branch, printed back as SASE+
+    automata: tuple[AutomatonView, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def explain(pattern: Pattern, engine: str, automaton: object, order_source: str) -> Explanation:
+    branches = tuple(branch_text(pattern, b) for b in pattern.branches)
+    match automaton:
+        case EagerNfa():
+            views = tuple(_eager(b, i) for i, b in enumerate(automaton.branches))
+            return Explanation(engine, (), "", branches, views)
+        case ChainNfa():
+            views = tuple(_chain(pattern, c, i, automaton.negation) for i, c in enumerate(automaton.chains))
+            notes = ("Multi-Chain NFA: the chains share their start, accepting and rejecting states",)
+            return Explanation(
+                engine, automaton.order, order_source, branches, views, notes if len(views) > 1 else ()
+            )
+        case TreeNfa():
+            views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.branches))
+            note = (
+                "no fixed order: at each state the tree takes the variable with the fewest"
+                " buffered events (p_se), once every remaining one has some (p_ne)"
+            )
+            return Explanation(engine, (), "", branches, views, (note,))
+    raise TypeError(automaton)
+
+
+# --- the normalised pattern ---------------------------------------------------------------
+
+
+def branch_text(pattern: Pattern, branch: Branch) -> str:
+    """A DNF branch as SASE+: the query's structure with the other OR alternatives
+    left out, and the WHERE conjuncts the branch keeps."""
+    names = {v.name for v in branch.variables}
+    structure = _prune(pattern.query.structure, names)
+    assert structure is not None
+    text = f"PATTERN {print_structure(structure)}"
+    conjuncts = [print_expr(c.expr) for c in branch.conditions] + [f"[{x}]" for x in branch.equiv]
+    if conjuncts:
+        text += f" WHERE {' AND '.join(conjuncts)}"
+    return text + f" WITHIN {print_duration(pattern.query.window)}"
+
+
+def _prune(node: a.Structure, names: set[str]) -> a.Structure | None:
+    match node:
+        case a.Prim(_, var) | a.Kleene(_, var):
+            return node if var in names else None
+        case a.Neg(a.Prim(_, var)):
+            return node if var in names else None
+        case a.Disj(items):
+            kept = [k for k in (_prune(i, names) for i in items) if k is not None]
+            return kept[0] if len(kept) == 1 else (a.Disj(tuple(kept)) if kept else None)
+        case a.Seq(items) | a.Conj(items):
+            kept = [k for k in (_prune(i, names) for i in items) if k is not None]
+            if not kept:
+                return None
+            return type(node)(tuple(kept)) if len(kept) > 1 else kept[0]
+    raise TypeError(node)
+
+
+# --- pieces shared by the views -------------------------------------------------------------
+
+
+def _event(v: Variable) -> str:
+    if v.negated:
+        return f"{v.type} {v.name}"
+    if v.kleene:
+        if v.lo == 1 and v.hi is None:
+            return f"{v.type}+ {v.name}[]"
+        bounds = f"{v.lo}" if v.lo == v.hi else f"{v.lo},{'' if v.hi is None else v.hi}"
+        return f"{v.type}{{{bounds}}} {v.name}[]"
+    return f"{v.type} {v.name}"
+
+
+def _events(pattern: Pattern, names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    return tuple(_event(pattern.variable(n)) for n in names)
+
+
+def _condition(pattern: Pattern, branch: Branch, placement: Placement, var: str) -> str:
+    """The conditions a take edge checks, as query text (prefilter ones marked)."""
+    indexes = placement.check + placement.each_new + placement.each_all
+    parts = [print_expr(branch.conditions[i].expr) for i in indexes]
+    parts += [f"{print_expr(e)} [prefilter]" for e in pattern.filters_of(var)]
+    return " AND ".join(parts)
+
+
+def _negation_condition(pattern: Pattern, branch: Branch, name: str) -> str:
+    parts = [print_expr(c.expr) for c in branch.conditions_on(name) if not c.prefilter]
+    parts += [f"{print_expr(e)} [prefilter]" for e in pattern.filters_of(name)]
+    parts += [f"[{x}]" for x in branch.equiv]
+    return " AND ".join(parts)
+
+
+# --- eager ------------------------------------------------------------------------------------
+
+
+def _eager(nfa: EagerBranch, index: int) -> AutomatonView:
+    branch = nfa.branch
+    positives = branch.positives
+    states = []
+    for sid, counts in enumerate(nfa.states):
+        taken = [
+            v.name if not v.kleene else f"{v.name}[{c}{'+' if v.hi is None and c == v.lo else ''}]"
+            for v, c in zip(positives, counts, strict=True)
+            if c
+        ]
+        label = "{" + ", ".join(taken) + "}"
+        kind = "start" if sid == 0 else ("accept" if sid in nfa.accepting else "positive")
+        states.append(StateView(f"q{sid}", label, kind))
+    states.append(StateView("R", "reject", "reject"))
+    edges = []
+    for sid in range(len(nfa.states)):
+        for e in nfa.edges_from(sid):
+            v = next(p for p in positives if p.name == e.var)
+            placement = Placement(e.check, e.each_new, e.each_all)
+            edges.append(
+                EdgeView(
+                    f"q{sid}", f"q{e.target}", "take", (_event(v),), _eager_condition(branch, placement, v)
+                )
+            )
+        edges.append(EdgeView(f"q{sid}", f"q{sid}", "ignore", ("*",)))
+        if sid:
+            edges.append(EdgeView(f"q{sid}", "R", "timeout"))
+    notes = (
+        "every event is applied to every instance on arrival; skip-till-any-match keeps the instance"
+        " on its ignore edge as well",
+    )
+    return AutomatonView(f"eager NFA, branch {index + 1}", tuple(states), tuple(edges), notes)
+
+
+def _eager_condition(branch: Branch, placement: Placement, v: Variable) -> str:
+    indexes = placement.check + placement.each_new + placement.each_all
+    parts = [print_expr(branch.conditions[i].expr) for i in indexes]
+    parts += [
+        f"{print_expr(c.expr)} [prefilter]"
+        for c in branch.conditions
+        if c.prefilter and c.variables == {v.name}
+    ]
+    return " AND ".join(parts)
+
+
+# --- chain ------------------------------------------------------------------------------------
+
+
+def _chain(pattern: Pattern, chain: Chain, index: int, negation: Negation) -> AutomatonView:
+    branch = chain.branch
+    n = len(chain.states)
+    negatives = chain.negative
+    after_positive = "r1" if negatives else "F"
+    states: list[StateView] = []
+    edges: list[EdgeView] = []
+    dep_of: dict[str, str] = {}
+    for s in chain.states:
+        for h in s.rejects:
+            dep_of[h] = f"q{s.index + 2}" if s.index + 1 < n else f"q{n}"
+    for s in chain.states:
+        sid = f"q{s.index + 1}"
+        v = pattern.variable(s.var)
+        deps = sorted(h for h, at in dep_of.items() if at == sid)
+        note = "; ".join(f"q_DEP of {h}" for h in deps)
+        states.append(StateView(sid, _event(v), "kleene" if v.kleene else "positive", note))
+        target = f"q{s.index + 2}" if s.index + 1 < n else after_positive
+        edges.append(
+            EdgeView(
+                sid,
+                target,
+                s.action.value,
+                (_event(v),),
+                _condition(pattern, branch, s.conditions, s.var),
+                s.prec,
+                s.succ,
+            )
+        )
+        if s.stores:
+            edges.append(EdgeView(sid, sid, "store", _events(pattern, s.stores)))
+        if s.ignores:
+            edges.append(EdgeView(sid, sid, "ignore", _events(pattern, s.ignores)))
+        for h in deps:
+            hv = pattern.variable(h)
+            edges.append(
+                EdgeView(
+                    sid,
+                    "R",
+                    "take",
+                    (_event(hv),),
+                    _negation_condition(pattern, branch, h),
+                    tuple(sorted(branch.before(h))),
+                    tuple(sorted(branch.after(h))),
+                )
+            )
+        if s.index:
+            edges.append(EdgeView(sid, "R", "timeout"))
+    for j, r in enumerate(negatives):
+        rid = f"r{j + 1}"
+        hv = pattern.variable(r.var)
+        states.append(StateView(rid, _event(hv), "negative", "negative sub-chain (most frequent first)"))
+        checked = [x.var for x in negatives[:j]]
+        edges.append(
+            EdgeView(rid, rid, "ignore", _events(pattern, [p.name for p in branch.positives] + checked))
+        )
+        later = [x.var for x in negatives[j + 1 :]]
+        if later:
+            edges.append(EdgeView(rid, rid, "store", _events(pattern, later)))
+        edges.append(
+            EdgeView(
+                rid, "R", "take", (_event(hv),), _negation_condition(pattern, branch, r.var), r.prec, r.succ
+            )
+        )
+        following = f"r{j + 2}" if j + 1 < len(negatives) else "F"
+        edges.append(EdgeView(rid, following, "timeout" if r.timeout else "search_failed"))
+    states += [StateView("F", "accept", "accept"), StateView("R", "reject", "reject")]
+    order = ", ".join(chain.order)
+    strategy = "first-chance" if negation is Negation.FIRST_CHANCE else "post-processing"
+    notes: tuple[str, ...] = (f"chain order {order}; negation: {strategy}",)
+    if any(s.action is Action.ITERATE and s.group_by for s in chain.states):
+        notes += tuple(
+            f"{s.var}: subsets grouped by {s.group_by} (group-by-attribute)"
+            for s in chain.states
+            if s.group_by
+        )
+    return AutomatonView(f"chain {index + 1}", tuple(states), tuple(edges), notes)
+
+
+# --- tree -------------------------------------------------------------------------------------
+
+
+def _tree(pattern: Pattern, tree: TreeBranch, index: int) -> AutomatonView:
+    variables = len(tree.positives) + len(tree.kleene)
+    states = [StateView("q0", "root", "start", "takes the arriving event that can end a match")]
+    edges: list[EdgeView] = []
+    ids: dict[tuple[str, ...], str] = {(): "q0"}
+    branch = tree.branch
+    layer: list[tuple[tuple[str, ...], str]] = [((v,), v) for v in tree.triggers if v in tree.positives]
+    for v in tree.triggers:
+        if v in tree.kleene:
+            edges.append(
+                EdgeView(
+                    "q0",
+                    "q0",
+                    "iterate",
+                    _events(pattern, [v]),
+                    "subsets that end with the arriving event, once the others are taken",
+                )
+            )
+    full = variables <= TREE_LAYERS_SHOWN
+    depth = 0
+    while layer:
+        depth += 1
+        next_layer: list[tuple[tuple[str, ...], str]] = []
+        for ord, var in layer:
+            sid = f"q{len(ids)}"
+            ids[ord] = sid
+            parent = ids[ord[:-1]]
+            edge = tree_state(tree, ord[:-1]).edge(var)
+            states.append(StateView(sid, "q_" + ".".join(ord), "tree", f"layer {depth}, lazily instantiated"))
+            cond = _condition(pattern, branch, edge.conditions, var)
+            label = "take (arriving event)" if len(ord) == 1 else edge.action.value
+            edges.append(EdgeView(parent, sid, label, _events(pattern, [var]), cond, edge.prec, edge.succ))
+            if full:
+                next_layer += [(ord + (e.var,), e.var) for e in tree_state(tree, ord).edges]
+        layer = next_layer if full else []
+    notes = ["the states are made when an instance first reaches them and dropped when the last leaves"]
+    if not full:
+        total = sum(
+            _tree_size(len(tree.positives), len(tree.kleene), v in tree.kleene) for v in tree.triggers
+        )
+        notes.append(
+            f"{variables} variables: only the root's choices are listed; the tree has up to"
+            f" {total:,} states below the root"
+        )
+    for ord_id in ids.values():
+        if ord_id != "q0":
+            edges.append(EdgeView(ord_id, "R", "timeout"))
+    states += [StateView("F", "accept", "accept"), StateView("R", "reject", "reject")]
+    if full:
+        for ord, sid in ids.items():
+            if ord and not tree_state(tree, ord).edges:
+                edges.append(EdgeView(sid, "F", "accept"))
+    return AutomatonView(f"tree {index + 1}", tuple(states), tuple(edges), tuple(notes))
+
+
+def _tree_size(positives: int, kleene: int, trigger_is_kleene: bool) -> int:
+    """States below the root for one trigger: every ordered prefix of the rest."""
+    rest_p = positives if trigger_is_kleene else positives - 1
+    rest_k = kleene - 1 if trigger_is_kleene else kleene
+    size = sum(perm(rest_p, k) for k in range(1, rest_p + 1))
+    size += perm(rest_p, rest_p) * sum(perm(rest_k, k) for k in range(1, rest_k + 1))
+    return size + (0 if trigger_is_kleene else 1)
+
+
+# --- output formats -----------------------------------------------------------------------------
+
+
+def to_json(explanation: Explanation) -> str:
+    return json.dumps(asdict(explanation), indent=2) + "\n"
+
+
+def to_text(explanation: Explanation) -> list[tuple[str, str]]:
+    """Lines of text with a rich style each (the CLI prints them with rich)."""
+    out: list[tuple[str, str]] = [(f"engine: {explanation.engine}", "bold")]
+    if explanation.order:
+        out.append((f"order: {', '.join(explanation.order)} ({explanation.order_source})", ""))
+    for note in explanation.notes:
+        out.append((note, "dim"))
+    count = len(explanation.branches)
+    out.append(("", ""))
+    out.append((f"pattern, normalised to {count} DNF branch{'es' if count != 1 else ''}:", "bold"))
+    for i, text in enumerate(explanation.branches, 1):
+        out.append((f"  {i}. {text}", ""))
+    for automaton in explanation.automata:
+        out.append(("", ""))
+        out.append((automaton.name, "bold"))
+        for note in automaton.notes:
+            out.append((f"  {note}", "dim"))
+        for state in automaton.states:
+            note = f"  ({state.note})" if state.note else ""
+            out.append((f"  {state.id:<4} {state.label}  [{state.kind}]{note}", "bold cyan"))
+            for e in (e for e in automaton.edges if e.source == state.id):
+                out.append((f"       {_edge_text(e)}", ""))
+    return out
+
+
+def _edge_text(e: EdgeView) -> str:
+    target = "" if e.target == e.source else f"-> {e.target}"
+    text = " ".join(part for part in (f"{e.action:<13}", ", ".join(e.events), target) if part).rstrip()
+    if e.condition:
+        text += f"   if {e.condition}"
+    if e.prec:
+        text += f"   prec: {', '.join(e.prec)}"
+    if e.succ:
+        text += f"   succ: {', '.join(e.succ)}"
+    return text
+
+
+def to_dot(explanation: Explanation) -> str:
+    """A Graphviz digraph in the style of the paper's figures."""
+    lines = [
+        "digraph cepcli {",
+        "  rankdir=LR;",
+        '  node [shape=circle, fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize=10];',
+    ]
+    shared = {"F", "R"}
+    for final in ("F", "R"):
+        shape = "doublecircle" if final == "F" else "circle"
+        lines.append(f'  "{final}" [shape={shape}, label="{final}"];')
+    for n, automaton in enumerate(explanation.automata):
+        lines.append(f"  subgraph cluster_{n} {{")
+        lines.append(f'    label="{_escape(automaton.name)}";')
+        for s in automaton.states:
+            if s.id in shared:
+                continue
+            shape = "doublecircle" if s.kind == "accept" else "circle"
+            lines.append(f'    "{n}_{s.id}" [shape={shape}, label="{s.id}\\n{_escape(s.label)}"];')
+        lines.append("  }")
+        for e in automaton.edges:
+            source = e.source if e.source in shared else f"{n}_{e.source}"
+            target = e.target if e.target in shared else f"{n}_{e.target}"
+            label = f"{e.action} {', '.join(e.events)}".strip()
+            lines.append(f'  "{source}" -> "{target}" [label="{_escape(label)}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
