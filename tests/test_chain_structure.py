@@ -94,16 +94,12 @@ def test_kleene_pattern_5_iterates_last_whatever_its_frequency() -> None:
 
 
 def test_group_by_attribute_for_kleene() -> None:
-    _, pattern = compile_pattern(
-        "PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x = b[i-1].x WITHIN 1 h"
-    )
+    _, pattern = compile_pattern("PATTERN SEQ(A a, B+ b[], C c) WHERE b[i].x = b[i-1].x WITHIN 1 h")
     (chain,) = build_chain(pattern, ("a", "c", "b"), Negation.POST_PROCESSING).chains
     assert chain.states[2].group_by == "x"
 
 
 def test_pattern_8_multi_chain_one_chain_per_branch() -> None:
-    _, pattern = compile_pattern(
-        "PATTERN OR(SEQ(A a, B b, C c), SEQ(C c2, D d, E e)) WITHIN 1 hour"
-    )
+    _, pattern = compile_pattern("PATTERN OR(SEQ(A a, B b, C c), SEQ(C c2, D d, E e)) WITHIN 1 hour")
     nfa = build_chain(pattern, ("c", "c2", "b", "a", "d", "e"), Negation.POST_PROCESSING)
     assert [chain.order for chain in nfa.chains] == [("c", "b", "a"), ("c2", "d", "e")]

@@ -43,7 +43,15 @@ def test_other_formats(fmt: str) -> None:
 
 
 def test_json_is_the_structure_as_data() -> None:
-    args = [str(GOLDEN / "pattern_4.sase"), "--engine", "first-chance", "--order", "c,a,d,b", "--format", "json"]
+    args = [
+        str(GOLDEN / "pattern_4.sase"),
+        "--engine",
+        "first-chance",
+        "--order",
+        "c,a,d,b",
+        "--format",
+        "json",
+    ]
     data = json.loads(_explain(args))
     assert data["engine"] == "first-chance"
     assert data["order"] == ["c", "a", "d", "b"] and data["order_source"] == "--order"
@@ -51,8 +59,15 @@ def test_json_is_the_structure_as_data() -> None:
     assert [s["id"] for s in chain["states"]] == ["q1", "q2", "q3", "F", "R"]
     rejects = [e for e in chain["edges"] if e["target"] == "R" and e["action"] == "take"]
     assert rejects == [
-        {"source": "q3", "target": "R", "action": "take", "events": ["B b"], "condition": "b.x < c.y",
-         "prec": ["a"], "succ": ["c", "d"]}
+        {
+            "source": "q3",
+            "target": "R",
+            "action": "take",
+            "events": ["B b"],
+            "condition": "b.x < c.y",
+            "prec": ["a"],
+            "succ": ["c", "d"],
+        }
     ]
 
 
