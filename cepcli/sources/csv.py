@@ -40,6 +40,8 @@ class CsvOptions:
     columns: tuple[str, ...] | None = None
     sort: bool = False
     chunk_rows: int = CHUNK_ROWS
+    row_col: str | None = None  # a column that holds the row ids (the Spark path ships them)
+    kinds: tuple[Kind, ...] | None = None  # column kinds decided elsewhere (the Spark driver)
 
 
 class CsvSource:
@@ -102,8 +104,8 @@ class CsvSource:
             if first is None:
                 raise InputError("the input is empty (no header row)", filename=self.name)
             self._first = first
-            columns = tuple(str(c) for c in first.columns)
             opts = self.options
+            columns = tuple(str(c) for c in first.columns if c != opts.row_col)
             for role, col in (("type", opts.type_col), ("time", opts.time_col)):
                 if col not in columns:
                     flag = "--type-col" if role == "type" else "--time-col"
@@ -111,7 +113,7 @@ class CsvSource:
                         f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                         filename=self.name,
                     )
-            kinds = tuple(Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns)
+            kinds = opts.kinds or tuple(Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns)
             self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
         return self._schema
 
@@ -169,9 +171,9 @@ class CsvSource:
             if found is None:
                 stats.input_seconds += time.perf_counter() - started
                 return
-            chunk, base, ts, masks = found
+            chunk, ids, ts, masks = found
             keep = np.flatnonzero(masks)
-            events = self._build(chunk, keep, masks, ts, base, kinds, schema, typed) if len(keep) else []
+            events = self._build(chunk, keep, masks, ts, ids, kinds, schema, typed) if len(keep) else []
             stats.input_seconds += time.perf_counter() - started
             yield from events
             if self.on_chunk is not None:
@@ -179,7 +181,7 @@ class CsvSource:
 
     def _masked_chunks(
         self, schema: Schema, prefilter: Prefilter, stats: Stats, kinds: list[Kind]
-    ) -> Iterator[tuple[pd.DataFrame, int, np.ndarray, np.ndarray]]:
+    ) -> Iterator[tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]]:
         """Each chunk with its first row id, its timestamps and its variable masks."""
         last_ts: float | None = None
         last_value: object = None
@@ -189,18 +191,22 @@ class CsvSource:
             base = self.rows_read
             self.rows_read += len(chunk)
             stats.events = self.rows_read
-            ts = self._timestamps(chunk[schema.time_col], base)
+            if self.options.row_col is not None:
+                ids = chunk[self.options.row_col].to_numpy(dtype=np.int64)
+            else:
+                ids = np.arange(base, base + len(chunk), dtype=np.int64)
+            ts = self._timestamps(chunk[schema.time_col], ids)
             if not self.options.sort and len(ts):
-                last_ts, last_value = self._check_order(chunk, ts, base, last_ts, last_value)
+                last_ts, last_value = self._check_order(chunk, ts, ids, last_ts, last_value)
             frame = {
-                c: self._column(chunk[c], c, kinds, schema, base)
+                c: self._column(chunk[c], c, kinds, schema, ids)
                 for c in prefilter.columns
                 if c != schema.time_col
             }
             frame[schema.time_col] = pd.Series(ts, index=chunk.index)
             masks, evaluations = prefilter.masks(chunk[schema.type_col], frame)
             stats.prefilter_evaluations += evaluations
-            yield chunk, base, ts, masks
+            yield chunk, ids, ts, masks
             chunk = self._next_chunk()
 
     def count_variables(self, prefilter: Prefilter) -> tuple[dict[int, int], int, bool]:
@@ -238,25 +244,27 @@ class CsvSource:
         keep: np.ndarray,
         masks: np.ndarray,
         ts: np.ndarray,
-        base: int,
+        ids: np.ndarray,
         kinds: list[Kind],
         schema: Schema,
         typed: frozenset[str],
     ) -> list[Event]:
         part = chunk.iloc[keep]
-        grid = part.to_numpy(dtype=object)
+        grid = part[list(schema.columns)].to_numpy(dtype=object)
         for i, c in enumerate(schema.columns):
             if c in typed:
-                grid[:, i] = _python(self._column(part[c], c, kinds, schema, base))
+                grid[:, i] = _python(self._column(part[c], c, kinds, schema, ids[keep]))
         # Other columns keep their text ('' for missing) and are typed when written
         # (events.typed_value): most events are never part of a match.
         values = grid.tolist()
         types = part[schema.type_col].tolist()
-        rows = (keep + base).tolist()
+        rows = ids[keep].tolist()
         times = ts[keep].tolist()
         return list(map(Event, rows, times, types, values, masks[keep].tolist()))
 
-    def _column(self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, base: int) -> pd.Series:
+    def _column(
+        self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, ids: np.ndarray
+    ) -> pd.Series:
         """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
         i = schema.columns.index(name)
         kind = kinds[i]
@@ -270,21 +278,19 @@ class CsvSource:
             pos = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
                 f"column {name!r} is numeric but holds {col.iloc[pos]!r}",
-                _row_of(col, pos, base),
+                int(ids[pos]),
                 self.name,
             )
         if kind is Kind.INT:
             return numbers.astype("Int64") if numbers.isna().any() else numbers.astype("int64")
         return numbers.astype("float64")
 
-    def _timestamps(self, col: pd.Series, base: int) -> np.ndarray:
+    def _timestamps(self, col: pd.Series, ids: np.ndarray) -> np.ndarray:
         opts = self.options
         empty = (col == "").to_numpy()
         if empty.any():
             pos = int(np.flatnonzero(empty)[0])
-            raise InputError(
-                f"missing timestamp in column {opts.time_col!r}", _row_of(col, pos, base), self.name
-            )
+            raise InputError(f"missing timestamp in column {opts.time_col!r}", int(ids[pos]), self.name)
         if self._time_numeric is None:
             first = pd.to_numeric(col.iloc[:1], errors="coerce")
             self._time_numeric = opts.time_format is None and bool(first.notna().all())
@@ -308,34 +314,28 @@ class CsvSource:
                 if opts.time_format
                 else ("as a number" if self._time_numeric else "as an ISO-8601 date-time")
             )
-            raise InputError(
-                f"cannot read timestamp {col.iloc[pos]!r} {how}", _row_of(col, pos, base), self.name
-            )
+            raise InputError(f"cannot read timestamp {col.iloc[pos]!r} {how}", int(ids[pos]), self.name)
         return parsed.to_numpy(dtype="float64")
 
     def _check_order(
-        self, chunk: pd.DataFrame, ts: np.ndarray, base: int, last_ts: float | None, last_value: object
+        self, chunk: pd.DataFrame, ts: np.ndarray, ids: np.ndarray, last_ts: float | None, last_value: object
     ) -> tuple[float, object]:
         col = chunk[self.options.time_col]
         if last_ts is not None and ts[0] < last_ts:
-            self._decrease(0, last_value, col.iloc[0], base, col)
+            self._decrease(0, last_value, col.iloc[0], ids)
         drops = np.flatnonzero(np.diff(ts) < 0)
         if len(drops):
             pos = int(drops[0]) + 1
-            self._decrease(pos, col.iloc[pos - 1], col.iloc[pos], base, col)
+            self._decrease(pos, col.iloc[pos - 1], col.iloc[pos], ids)
         return float(ts[-1]), col.iloc[-1]
 
-    def _decrease(self, pos: int, before: object, after: object, base: int, col: pd.Series) -> None:
+    def _decrease(self, pos: int, before: object, after: object, ids: np.ndarray) -> None:
         raise InputError(
             f"timestamp {after!r} is earlier than the previous row's {before!r}"
             " (the input must be in time order; pass --sort to sort it)",
-            _row_of(col, pos, base),
+            int(ids[pos]),
             self.name,
         )
-
-
-def _row_of(col: pd.Series, pos: int, base: int) -> int:
-    return base + pos
 
 
 def _gzip_magic(raw: IO[bytes]) -> bool:
