@@ -42,6 +42,7 @@ class CsvOptions:
     chunk_rows: int = CHUNK_ROWS
     row_col: str | None = None  # a column that holds the row ids (the Spark path ships them)
     kinds: tuple[Kind, ...] | None = None  # column kinds decided elsewhere (the Spark driver)
+    time_numeric: bool | None = None  # likewise, whether the time column holds numbers
 
 
 class CsvSource:
@@ -113,7 +114,7 @@ class CsvSource:
                         f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                         filename=self.name,
                     )
-            kinds = opts.kinds or tuple(Kind.STR if c == opts.type_col else _kind(first[c]) for c in columns)
+            kinds = opts.kinds or tuple(Kind.STR if c == opts.type_col else column_kind(first[c]) for c in columns)
             self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
         return self._schema
 
@@ -269,7 +270,7 @@ class CsvSource:
         i = schema.columns.index(name)
         kind = kinds[i]
         if kind is Kind.UNKNOWN:
-            kind = kinds[i] = _kind(col)
+            kind = kinds[i] = column_kind(col)
         if kind is Kind.STR or kind is Kind.UNKNOWN:
             return col.where(col != "", None)
         numbers = pd.to_numeric(col, errors="coerce")
@@ -287,35 +288,11 @@ class CsvSource:
 
     def _timestamps(self, col: pd.Series, ids: np.ndarray) -> np.ndarray:
         opts = self.options
-        empty = (col == "").to_numpy()
-        if empty.any():
-            pos = int(np.flatnonzero(empty)[0])
-            raise InputError(f"missing timestamp in column {opts.time_col!r}", int(ids[pos]), self.name)
         if self._time_numeric is None:
-            first = pd.to_numeric(col.iloc[:1], errors="coerce")
-            self._time_numeric = opts.time_format is None and bool(first.notna().all())
-        if self._time_numeric:
-            parsed = pd.to_numeric(col, errors="coerce").astype("float64")
-            bad = parsed.isna().to_numpy()
-        else:
-            try:
-                if opts.time_format:
-                    stamps = pd.to_datetime(col, format=opts.time_format, errors="coerce", utc=True)
-                else:
-                    stamps = pd.to_datetime(col, format="ISO8601", errors="coerce", utc=True)
-            except ValueError:
-                stamps = pd.Series(pd.NaT, index=col.index)
-            bad = stamps.isna().to_numpy()
-            parsed = stamps.astype("int64") / 1e9
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            how = (
-                f"with --time-format {opts.time_format!r}"
-                if opts.time_format
-                else ("as a number" if self._time_numeric else "as an ISO-8601 date-time")
+            self._time_numeric = (
+                opts.time_numeric if opts.time_numeric is not None else time_is_numeric(col, opts.time_format)
             )
-            raise InputError(f"cannot read timestamp {col.iloc[pos]!r} {how}", int(ids[pos]), self.name)
-        return parsed.to_numpy(dtype="float64")
+        return parse_times(col, ids, self._time_numeric, opts.time_format, opts.time_col, self.name)
 
     def _check_order(
         self, chunk: pd.DataFrame, ts: np.ndarray, ids: np.ndarray, last_ts: float | None, last_value: object
@@ -350,7 +327,43 @@ def _gzip_magic(raw: IO[bytes]) -> bool:
     return head == b"\x1f\x8b"
 
 
-def _kind(col: pd.Series) -> Kind:
+def time_is_numeric(col: pd.Series, time_format: str | None) -> bool:
+    """Numbers or date-times? Decided by the first value (a later non-number is then an
+    error naming its row)."""
+    first = pd.to_numeric(col.iloc[:1], errors="coerce")
+    return time_format is None and bool(first.notna().all())
+
+
+def parse_times(
+    col: pd.Series, ids: np.ndarray, numeric: bool, time_format: str | None, time_col: str, name: str
+) -> np.ndarray:
+    """Timestamps in seconds; an empty or unreadable one is an error naming its row."""
+    empty = (col == "").to_numpy()
+    if empty.any():
+        pos = int(np.flatnonzero(empty)[0])
+        raise InputError(f"missing timestamp in column {time_col!r}", int(ids[pos]), name)
+    if numeric:
+        parsed = pd.to_numeric(col, errors="coerce").astype("float64")
+        bad = parsed.isna().to_numpy()
+    else:
+        try:
+            stamps = pd.to_datetime(col, format=time_format or "ISO8601", errors="coerce", utc=True)
+        except ValueError:
+            stamps = pd.Series(pd.NaT, index=col.index)
+        bad = stamps.isna().to_numpy()
+        parsed = stamps.astype("int64") / 1e9
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        how = (
+            f"with --time-format {time_format!r}"
+            if time_format
+            else ("as a number" if numeric else "as an ISO-8601 date-time")
+        )
+        raise InputError(f"cannot read timestamp {col.iloc[pos]!r} {how}", int(ids[pos]), name)
+    return parsed.to_numpy(dtype="float64")
+
+
+def column_kind(col: pd.Series) -> Kind:
     """Numeric-looking columns are numbers (INT when every value is whole)."""
     present = col[col != ""]
     if present.empty:
