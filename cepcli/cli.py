@@ -17,9 +17,12 @@ from rich.console import Console
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError
+from cepcli.events import Schema
 from cepcli.explain import to_dot, to_json, to_text
 from cepcli.job import RunOptions, attach_input, compile_file, explain_query, prepare, run
-from cepcli.render import progress_bar, stats_panel, writer_for
+from cepcli.plan.pattern import Pattern
+from cepcli.render import MatchWriter, progress_bar, stats_panel, writer_for
+from cepcli.runtime.matches import Match
 from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
 
@@ -147,6 +150,9 @@ def cli() -> None:
     default=None,
     help="With --stats-json: also record the counters every N relevant events ('series').",
 )
+@click.option("--spark", "use_spark", is_flag=True, help="Run as a PySpark job (same results).")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL, with --spark.")
+@click.option("--partitions", type=click.IntRange(min=1), default=None, help="Time shards, with --spark.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
     query: str,
@@ -157,6 +163,9 @@ def run_command(
     stats_json: str | None,
     max_matches: int | None,
     stats_every: int | None,
+    use_spark: bool,
+    master: str,
+    partitions: int | None,
     quiet: bool,
     **kw: Any,
 ) -> None:
@@ -169,16 +178,27 @@ def run_command(
     err = Console(stderr=True)
     chosen_order = tuple(v.strip() for v in order.split(",")) if order else None
     options = RunOptions(query, _input(kw), engine, chosen_order, max_matches, stats_every or 0)
-    prepared = prepare(query, options.input)
     stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)
-    writer = writer_for(fmt, stream, out_console, prepared.schema, prepared.pattern)
-    total = prepared.source.progress()[1]
-    show_progress = not quiet and err.is_terminal and total is not None
+    writers: list[MatchWriter] = []
+
+    def start(schema: Schema, pattern: Pattern) -> Callable[[Match], None]:
+        writers.append(writer_for(fmt, stream, out_console, schema, pattern))
+        return writers[0].write
+
     try:
-        with progress_bar(err, total, show_progress) as advance:
-            stats = run(options, writer.write, prepared, on_progress=advance)
-        writer.close()
+        if use_spark:
+            from cepcli.spark import SparkOptions, run_spark
+
+            stats = run_spark(options, SparkOptions(master, partitions), start)
+        else:
+            prepared = prepare(query, options.input)
+            total = prepared.source.progress()[1]
+            show_progress = not quiet and err.is_terminal and total is not None
+            on_match = start(prepared.schema, prepared.pattern)
+            with progress_bar(err, total, show_progress) as advance:
+                stats = run(options, on_match, prepared, on_progress=advance)
+        writers[0].close()
     finally:
         stream.flush()
         if output:

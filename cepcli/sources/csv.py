@@ -114,7 +114,9 @@ class CsvSource:
                         f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                         filename=self.name,
                     )
-            kinds = opts.kinds or tuple(Kind.STR if c == opts.type_col else column_kind(first[c]) for c in columns)
+            kinds = opts.kinds or tuple(
+                Kind.STR if c == opts.type_col else column_kind(first[c]) for c in columns
+            )
             self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
         return self._schema
 

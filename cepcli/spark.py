@@ -1,0 +1,345 @@
+"""``cepcli run --spark``: the same engines, inside a PySpark job, with the same result.
+
+Spark reads the input (any path it can read, a directory of CSV files too: rows are then
+numbered file by file in name order), numbers the rows, and the driver decides the column
+kinds from the first 65,536 rows exactly as the local reader does. Then:
+
+* a query with an ``[attr]`` equivalence is grouped by that attribute
+  (``groupBy(attr).applyInPandas``), one engine run per value: every event of a match,
+  negated ones included, shares it, so nothing crosses groups (rows missing it can match
+  nothing and are dropped);
+* otherwise the stream is cut in time shards ``[t0, t1)``; a shard receives the events of
+  ``[t0 - W, t1 + W]`` and keeps only the matches whose earliest event falls in ``[t0, t1)``,
+  so the window and leading, trailing or enclosed negations are judged on all the events
+  they depend on, and each match is reported by one shard.
+
+In each group the worker runs the local reader and engine on its rows (conditions travel
+as query text and are compiled there) and returns the matches as JSON lines and its
+statistics; the driver writes them out in the requested format and merges the statistics
+(sums, and peaks as the largest of any partition). pyspark is imported only here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+
+from cepcli.engines import compile_pattern, run_pattern
+from cepcli.errors import CepError, InputError, QueryError, UsageError
+from cepcli.events import Event, Kind, Schema
+from cepcli.job import RunOptions, compile_file, input_path, peak_rss_mb
+from cepcli.plan.pattern import Pattern
+from cepcli.query.checks import check_schema
+from cepcli.render import event_object
+from cepcli.runtime.matches import Match
+from cepcli.runtime.stats import Stats
+from cepcli.sources.csv import CHUNK_ROWS, CsvOptions, CsvSource, column_kind, time_is_numeric
+from cepcli.sources.prefilter import Prefilter
+
+ROW = "_row"
+SHARD = "_shard"
+_SUMS = (
+    "events",
+    "relevant_events",
+    "predicate_evaluations",
+    "prefilter_evaluations",
+    "instances_created",
+    "instances_deleted",
+    "buffer_insertions",
+    "buffer_removals",
+)
+_PEAKS = ("peak_instances", "peak_buffered_events")
+
+
+@dataclass(frozen=True, slots=True)
+class SparkOptions:
+    master: str = "local[*]"
+    partitions: int | None = None  # time shards (default: twice Spark's default parallelism)
+    shard_seconds: float | None = None  # overrides the shard length (tests force small shards)
+
+
+class SparkError(CepError):
+    """Spark could not be started or the job failed (exit code 1)."""
+
+    exit_code = 1
+
+
+def run_spark(
+    options: RunOptions, spark: SparkOptions, start: Callable[[Schema, Pattern], Callable[[Match], None]]
+) -> Stats:
+    """Run the query as a Spark job; ``start(schema, pattern)`` returns where matches go."""
+    compiled = compile_file(options.query_path)
+    path = input_path(compiled.query, compiled.path, options.input.path)
+    if path == "-":
+        raise UsageError("--spark reads its input with Spark: give a path with --input or FROM")
+    session = _session(spark.master)
+    started = time.perf_counter()
+    frame, columns = _read(session, path, options.input)
+    first = frame.filter(frame[ROW] < CHUNK_ROWS).orderBy(ROW).toPandas()
+    schema, time_numeric = _schema(first, columns, options.input, path)
+    try:
+        check_schema(compiled.query, schema)
+    except QueryError as err:
+        raise err.located(compiled.text, compiled.path) from None
+    csv_options = replace(
+        options.input, path="-", row_col=ROW, kinds=schema.kinds, time_numeric=time_numeric, sort=True
+    )
+    job = _Job(compiled.text, options.engine, options.order or (), csv_options, columns)
+    pattern = compiled.pattern
+    if pattern.branches[0].equiv:
+        grouped = _by_attribute(frame, pattern.branches[0].equiv[0], job)
+        partitioning = f"grouped by {pattern.branches[0].equiv[0]}"
+    else:
+        if not options.input.sort:
+            _check_order(frame, job, path)
+        grouped, shards = _by_time(session, frame, job, pattern.window, spark)
+        partitioning = f"{shards} time shards"
+    on_match = start(schema, pattern)
+    stats = Stats(engine=options.engine, order=options.order or ())
+    written = 0
+    for row in grouped.toLocalIterator():
+        if row["kind"] == "stats":
+            _merge(stats, json.loads(row["text"]))
+            continue
+        on_match(_match(json.loads(row["text"]), schema))
+        written += 1
+        if options.max_matches is not None and written >= options.max_matches:
+            stats.extra["stopped_at_max_matches"] = True
+            break
+    stats.matches = written
+    stats.events = frame.count()  # partitions overlap by the window: their sums count some twice
+    stats.seconds = time.perf_counter() - started
+    stats.peak_rss_mb = peak_rss_mb()
+    stats.extra.update(
+        {
+            "spark_master": spark.master,
+            "partitioning": partitioning,
+            "spark_seconds": round(stats.seconds, 3),
+            "peaks": "largest of any partition",
+        }
+    )
+    return stats
+
+
+# --- the session and the input -----------------------------------------------------------
+
+
+def _session(master: str) -> Any:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:  # pragma: no cover - a dependency of cepcli
+        raise SparkError(f"pyspark is not installed: {err}") from None
+    try:
+        session = (
+            SparkSession.builder.master(master)
+            .appName("cepcli")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.network.timeout", "60s")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+    except Exception as err:  # noqa: BLE001 - Java and cluster failures come in many types
+        raise SparkError(_spark_reason(err, master)) from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _spark_reason(err: BaseException, master: str) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if "JAVA_HOME" in text or "Java gateway" in text or "java" in text.lower():
+        return f"cannot start Spark: Java 17 or newer is needed ({text})"
+    return f"cannot start Spark with master {master!r}: {text}"
+
+
+def _read(session: Any, path: str, options: CsvOptions) -> tuple[Any, tuple[str, ...]]:
+    from pyspark.sql import types as T
+
+    try:
+        reader = session.read.option("header", options.header).option("inferSchema", False)
+        frame = reader.option("encoding", "UTF-8").csv(path)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(f"Spark cannot read the input: {str(err).splitlines()[0]}", filename=path) from None
+    if options.columns:
+        if len(options.columns) != len(frame.columns):
+            raise InputError(
+                f"--columns names {len(options.columns)} columns and the input has {len(frame.columns)}",
+                filename=path,
+            )
+        frame = frame.toDF(*options.columns)
+    columns = tuple(frame.columns)
+    numbered = frame.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1]))
+    schema = T.StructType(
+        [*(T.StructField(c, T.StringType()) for c in columns), T.StructField(ROW, T.LongType())]
+    )
+    return session.createDataFrame(numbered, schema), columns
+
+
+def _schema(
+    first: pd.DataFrame, columns: tuple[str, ...], options: CsvOptions, path: str
+) -> tuple[Schema, bool]:
+    if first.empty:
+        raise InputError("the input is empty (no data rows)", filename=path)
+    first = first[list(columns)].fillna("")
+    for role, col in (("type", options.type_col), ("time", options.time_col)):
+        if col not in columns:
+            flag = "--type-col" if role == "type" else "--time-col"
+            raise InputError(
+                f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
+                filename=path,
+            )
+    kinds = tuple(Kind.STR if c == options.type_col else column_kind(first[c]) for c in columns)
+    return Schema(columns, kinds, options.type_col, options.time_col), time_is_numeric(
+        first[options.time_col], options.time_format
+    )
+
+
+# --- the workers -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What a worker needs: plain data, compiled there."""
+
+    query: str
+    engine: str
+    order: tuple[str, ...]
+    csv: CsvOptions
+    columns: tuple[str, ...]
+
+    def run(self, rows: pd.DataFrame, owned: tuple[float, float] | None) -> pd.DataFrame:
+        """The local reader and engine over these rows; matches (as JSON lines) whose
+        earliest event falls in ``owned``, then one line of statistics."""
+        _, pattern = compile_pattern(self.query)
+        rows = rows.sort_values(ROW)
+        data = rows[[*self.columns, ROW]].fillna("").to_csv(index=False).encode()
+        source = CsvSource(self.csv, stdin=io.BytesIO(data))
+        schema = source.schema()
+        stats = Stats()
+        prefilter = Prefilter.of(pattern)
+        events = source.events(prefilter, stats)
+        lines = []
+        for match in run_pattern(pattern, self.engine, events, schema, stats, self.order):
+            if owned is not None and not owned[0] <= match.first_ts < owned[1]:
+                continue
+            lines.append(json.dumps(_as_json(match, schema), separators=(",", ":"), default=str))
+        stats.matches = len(lines)
+        out = [("match", line) for line in lines] + [("stats", json.dumps(stats.as_dict(), default=str))]
+        return pd.DataFrame(out, columns=["kind", "text"])
+
+
+def _as_json(match: Match, schema: Schema) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, binding in match.bindings:
+        if isinstance(binding, tuple):
+            out[name] = [event_object(e, schema) for e in binding]
+        else:
+            out[name] = event_object(binding, schema)
+    return out
+
+
+def _match(obj: dict[str, Any], schema: Schema) -> Match:
+    """A match back on the driver, for the local writers."""
+
+    def event(o: dict[str, Any]) -> Event:
+        values = [o.get(c) for c in schema.columns]
+        return Event(int(o[ROW]), 0.0, str(o.get(schema.type_col)), values, 0)
+
+    bindings = tuple(
+        (name, tuple(event(e) for e in value) if isinstance(value, list) else event(value))
+        for name, value in sorted(obj.items())
+    )
+    return Match(bindings)
+
+
+_OUT = "kind string, text string"
+
+
+def _by_attribute(frame: Any, attr: str, job: _Job) -> Any:
+    from pyspark.sql import functions as F
+
+    if attr not in frame.columns:
+        raise InputError(f"no column {attr!r} for [{attr}]")
+    kept = frame.filter(F.col(attr).isNotNull() & (F.col(attr) != ""))
+    return kept.groupBy(attr).applyInPandas(lambda rows: job.run(rows, None), _OUT)
+
+
+def _by_time(session: Any, frame: Any, job: _Job, window: float, spark: SparkOptions) -> tuple[Any, int]:
+    """Time shards overlapping by the window; each keeps the matches it owns."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double")
+    bounds = times.agg(F.min("_ts"), F.max("_ts")).collect()[0]
+    start, end = float(bounds[0]), float(bounds[1])
+    count = spark.partitions or 2 * session.sparkContext.defaultParallelism
+    length = spark.shard_seconds or max((end - start) / count, window, 1e-9)
+    shards = max(1, math.floor((end - start) / length) + 1)
+
+    def shard_ids(ts: float) -> list[int]:
+        low = max(0, math.floor((ts - window - start) / length))
+        high = min(shards - 1, math.floor((ts + window - start) / length))
+        return list(range(low, high + 1))
+
+    ids = F.udf(shard_ids, T.ArrayType(T.IntegerType()), useArrow=False)
+    spread = frame.join(times, ROW).withColumn(SHARD, F.explode(ids(F.col("_ts")))).drop("_ts")
+
+    def run_shard(rows: pd.DataFrame) -> pd.DataFrame:
+        k = int(rows[SHARD].iloc[0])
+        owned = (start + k * length, start + (k + 1) * length if k < shards - 1 else math.inf)
+        return job.run(rows.drop(columns=[SHARD]), owned)
+
+    return spread.groupBy(SHARD).applyInPandas(run_shard, _OUT), shards
+
+
+def _timestamps(job: _Job) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    from cepcli.sources.csv import parse_times
+
+    opts = job.csv
+
+    def parse(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for rows in batches:
+            ids = rows[ROW].to_numpy()
+            col = rows[opts.time_col].fillna("")
+            ts = parse_times(col, ids, bool(opts.time_numeric), opts.time_format, opts.time_col, "<spark>")
+            yield pd.DataFrame({ROW: ids, "_ts": ts})
+
+    return parse
+
+
+def _check_order(frame: Any, job: _Job, path: str) -> None:
+    """Without --sort, timestamps must not decrease in row order (as locally)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double")
+    previous = F.lag("_ts").over(Window.orderBy(ROW))
+    bad = times.withColumn("_prev", previous).filter(F.col("_ts") < F.col("_prev")).orderBy(ROW).limit(1)
+    found = bad.collect()
+    if found:
+        row = found[0]
+        raise InputError(
+            f"timestamp {row['_ts']!r} is earlier than the previous row's {row['_prev']!r}"
+            " (the input must be in time order; pass --sort to sort it)",
+            int(row[ROW]),
+            path,
+        )
+
+
+def _merge(stats: Stats, part: dict[str, Any]) -> None:
+    for key in _SUMS:
+        setattr(stats, key, getattr(stats, key) + int(part.get(key, 0)))
+    for key in _PEAKS:
+        setattr(stats, key, max(getattr(stats, key), int(part.get(key, 0))))
+    stats.extra["partitions"] = int(str(stats.extra.get("partitions", 0))) + 1
