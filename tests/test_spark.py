@@ -125,3 +125,23 @@ def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: 
     assert "row 2" in result.stderr and "pass --sort" in result.stderr
     result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), "--spark", "--sort", "-q"])
     assert result.exit_code == 0
+
+
+def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
+    import subprocess
+
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
+    data.write_text("ts,type\n0,A\n1,B\n")
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    cepcli = Path(sys.executable).with_name("cepcli")
+    done = subprocess.run(
+        [str(cepcli), "run", str(query), "-i", str(data), "--spark", "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "cepcli: error: cannot start Spark: Java 17 or newer is needed" in done.stderr
+    assert "Traceback" not in done.stderr
