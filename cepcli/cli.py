@@ -16,12 +16,12 @@ from rich.console import Console
 
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
-from cepcli.errors import CepError
+from cepcli.errors import CepError, EngineDisagreement
 from cepcli.events import Schema
 from cepcli.explain import to_dot, to_json, to_text
 from cepcli.job import RunOptions, attach_input, compile_file, explain_query, prepare, run
 from cepcli.plan.pattern import Pattern
-from cepcli.render import MatchWriter, progress_bar, stats_panel, writer_for
+from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
 from cepcli.runtime.matches import Match
 from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
@@ -276,6 +276,75 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
         console = Console(highlight=False, soft_wrap=True)
         for text, style in to_text(explanation):
             console.print(text, style=style or None, markup=False)
+
+
+@cli.command("bench")
+@click.argument("query", type=click.Path(dir_okay=False))
+@_input_options
+@click.option("--engines", default="eager,chain,tree", show_default=True, help="Engines to compare.")
+@click.option("--windows", default=None, help="Windows to try instead of the query's: 30min,1h,...")
+@click.option(
+    "--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Timed runs per cell."
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write every number as JSON.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Draw throughput and peak instances against the window (needs cepcli[plot]).",
+)
+def bench_command(
+    query: str,
+    engines: str,
+    windows: str | None,
+    repeat: int,
+    json_path: str | None,
+    plot_path: str | None,
+    **kw: Any,
+) -> None:
+    """Compare engines on QUERY: throughput, instances, work and memory, per window.
+
+    The input is read once and replayed from memory; each cell is the median of
+    --repeat runs after a warm-up. Engines must agree on the matches, or the command
+    fails (exit code 1).
+
+    \b
+    Example:
+      cepcli bench patterns/stocks_seq.sase --engines eager,chain,tree --windows 5min,10min,30min
+    """
+    from dataclasses import asdict
+
+    from cepcli.bench import bench
+
+    names = [e.strip() for e in engines.split(",") if e.strip()]
+    spans = [w.strip() for w in windows.split(",")] if windows else []
+    if plot_path:
+        from cepcli.plot import require_matplotlib
+
+        require_matplotlib()
+    err = Console(stderr=True)
+    with err.status("benchmarking") as status:
+        result = bench(
+            query, _input(kw), names, spans, repeat, lambda label: status.update(f"running {label}")
+        )
+    out = Console(highlight=False, width=None if Console().is_terminal else 140)
+    out.print(f"input read once in {result.read_seconds:.2f} s; then replayed from memory")
+    out.print(bench_table(result))
+    if json_path:
+        Path(json_path).write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
+    if plot_path:
+        from cepcli.plot import plot_bench
+
+        plot_bench(result, plot_path)
+    if not result.agree:
+        raise EngineDisagreement("the engines found different matches (see the 'agree' column)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -104,3 +104,9 @@ def caret_snippet(filename: str, source: str, span: Span, message: str) -> str:
     if span.end_line == span.line and span.end_col > span.col:
         width = span.end_col - span.col
     return f"{head}\n    {text}\n    {' ' * (span.col - 1)}{'^' * width}"
+
+
+class EngineDisagreement(CepError):
+    """Engines returned different matches for the same query and input (exit code 1)."""
+
+    exit_code = 1

@@ -14,6 +14,7 @@ from rich.panel import Panel
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from cepcli.bench import BenchResult
 from cepcli.events import Event, Schema, typed_value
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
@@ -200,3 +201,50 @@ def progress_bar(console: Console, total: int | None, enabled: bool) -> Iterator
     with progress:
         task = progress.add_task("read", total=total)
         yield lambda done: progress.update(task, completed=done)
+
+
+def bench_table(result: BenchResult) -> Table:
+    """The engines side by side per window: throughput relative to the first engine listed,
+    and how many times fewer peak instances than it."""
+    first_name = result.engines[0]
+    table = Table(
+        title=f"cepcli bench: {result.events:,} events ({result.relevant_events:,} relevant)",
+        caption=f"vs {first_name}: throughput relative to it; fewer: its peak instances / these",
+        header_style="bold",
+    )
+    for column in (
+        "window",
+        "engine",
+        "events/s",
+        f"vs {first_name}",
+        "peak instances",
+        "fewer",
+        "peak buffered",
+        "evals/event",
+        "memops/event",
+        "peak MB",
+        "matches",
+        "agree",
+    ):
+        table.add_column(column, justify="left" if column in ("window", "engine", "agree") else "right")
+    for window in result.windows:
+        cells = [c for c in result.cells if c.window == window]
+        first = cells[0]
+        for c in cells:
+            speed = c.events_per_second / first.events_per_second if first.events_per_second else 0.0
+            fewer = first.peak_instances / c.peak_instances if c.peak_instances else float("inf")
+            table.add_row(
+                window,
+                c.engine,
+                f"{c.events_per_second:,.0f}",
+                f"{speed:.1f}x",
+                f"{c.peak_instances:,}",
+                f"{fewer:,.1f}x",
+                f"{c.peak_buffered_events:,}",
+                f"{c.predicate_evaluations_per_event:.3f}",
+                f"{c.memory_operations_per_event:.3f}",
+                f"{c.peak_memory_mb:.1f}",
+                f"{c.matches:,}",
+                "yes" if c.agrees else "[bold red]DIFFERENT[/]",
+            )
+    return table

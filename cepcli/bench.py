@@ -1,0 +1,171 @@
+"""``cepcli bench``: the engines side by side on one query and input, over windows.
+
+The input is read once and replayed from memory, so the engines are timed, not the CSV
+reader (its time is reported apart). For every engine and window: one warm-up run
+(which also measures peak memory with ``tracemalloc``), then the median of ``repeat``
+timed runs. Every engine's matches are hashed; engines that disagree on a window are
+flagged, and the command fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from cepcli.engines import ENGINES, engine, run_pattern
+from cepcli.events import Event, Schema
+from cepcli.job import attach_input, compile_file
+from cepcli.plan.normalize import normalize
+from cepcli.plan.pattern import Pattern
+from cepcli.query import ast as a
+from cepcli.query.parser import parse_query
+from cepcli.runtime.stats import Stats
+from cepcli.sources.csv import CsvOptions
+from cepcli.sources.prefilter import Prefilter
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One engine on one window: medians over the timed runs."""
+
+    engine: str
+    window: str
+    events_per_second: float
+    seconds: float
+    peak_instances: int
+    peak_buffered_events: int
+    predicate_evaluations_per_event: float
+    memory_operations_per_event: float
+    peak_memory_mb: float
+    matches: int
+    match_hash: str
+    agrees: bool = True
+
+
+@dataclass(slots=True)
+class BenchResult:
+    query: str
+    events: int
+    relevant_events: int
+    read_seconds: float
+    windows: list[str]
+    engines: list[str]
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def agree(self) -> bool:
+        return all(c.agrees for c in self.cells)
+
+
+def bench(
+    query_path: str,
+    options: CsvOptions,
+    engines: Sequence[str],
+    windows: Sequence[str],
+    repeat: int,
+    progress: Callable[[str], None] = lambda label: None,
+) -> BenchResult:
+    compiled = compile_file(query_path)
+    for name in engines:
+        engine(name)
+    started = time.perf_counter()
+    prepared = attach_input(compiled, options)
+    read_stats = Stats()
+    events = list(prepared.source.events(Prefilter.of(compiled.pattern), read_stats))
+    read_seconds = time.perf_counter() - started
+    prepared.source.close()
+    window_texts = list(windows) or [_window_text(compiled.query.window)]
+    result = BenchResult(
+        str(compiled.query.structure.span),
+        read_stats.events,
+        len(events),
+        read_seconds,
+        window_texts,
+        list(engines),
+    )
+    result.query = compiled.text.strip()
+    counts = _counts(compiled.pattern, events)
+    for window in window_texts:
+        pattern = _with_window(compiled.query, window) if windows else compiled.pattern
+        order = tuple(v.name for v in sorted(pattern.variables, key=lambda v: (counts[v.bit], v.bit)))
+        cells = []
+        for name in engines:
+            progress(f"{name}, {window}")
+            cells.append(
+                _cell(pattern, name, window, events, prepared.schema, read_stats.events, order, repeat)
+            )
+        first = cells[0].match_hash
+        result.cells += [replace(c, agrees=c.match_hash == first) for c in cells]
+    return result
+
+
+def _window_text(duration: a.Duration) -> str:
+    from cepcli.query.printer import print_duration
+
+    return print_duration(duration)
+
+
+def _with_window(query: a.Query, window: str) -> Pattern:
+    """The query with its WITHIN replaced (``window`` as written: ``30min``, ``2 h``...)."""
+    duration = parse_query(f"PATTERN A a WITHIN {window}").window
+    return normalize(replace(query, window=duration))
+
+
+def _counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:
+    counts = {v.bit: 0 for v in pattern.variables}
+    for e in events:
+        for bit in counts:
+            if e.mask >> bit & 1:
+                counts[bit] += 1
+    return counts
+
+
+def _once(
+    pattern: Pattern, name: str, events: list[Event], schema: Schema, rows: int, order: tuple[str, ...]
+) -> tuple[Stats, str]:
+    stats = Stats()
+    keys = []
+    started = time.perf_counter()
+    for match in run_pattern(pattern, name, iter(events), schema, stats, order if ENGINES[name].lazy else ()):
+        keys.append(repr(match.key))
+    stats.seconds = time.perf_counter() - started
+    stats.events = rows
+    stats.matches = len(keys)
+    digest = hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
+    return stats, digest
+
+
+def _cell(
+    pattern: Pattern,
+    name: str,
+    window: str,
+    events: list[Event],
+    schema: Schema,
+    rows: int,
+    order: tuple[str, ...],
+    repeat: int,
+) -> Cell:
+    tracemalloc.start()
+    _once(pattern, name, events, schema, rows, order)  # warm-up, and peak memory
+    peak = tracemalloc.get_traced_memory()[1] / (1024 * 1024)
+    tracemalloc.stop()
+    runs = [_once(pattern, name, events, schema, rows, order) for _ in range(max(1, repeat))]
+    stats = [s for s, _ in runs]
+    per = max(1, rows)  # per input event, like the throughput
+    return Cell(
+        engine=name,
+        window=window,
+        events_per_second=statistics.median(s.events_per_second for s in stats),
+        seconds=statistics.median(s.seconds for s in stats),
+        peak_instances=int(statistics.median(s.peak_instances for s in stats)),
+        peak_buffered_events=int(statistics.median(s.peak_buffered_events for s in stats)),
+        predicate_evaluations_per_event=statistics.median(s.predicate_evaluations for s in stats) / per,
+        memory_operations_per_event=statistics.median(s.memory_operations for s in stats) / per,
+        peak_memory_mb=round(peak, 2),
+        matches=stats[0].matches,
+        match_hash=runs[0][1],
+    )

@@ -1,0 +1,77 @@
+"""``cepcli bench``: engines side by side, their agreement checked."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cepcli import engines as registry
+from cepcli.cli import cli
+
+QUERY = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 10\n"
+ROWS = "ts,type,x\n" + "".join(f"{i},{'ABBBC'[i % 5]},{i % 7}\n" for i in range(200))
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text(QUERY)
+    data.write_text(ROWS)
+    return query, data
+
+
+def _bench(files: tuple[Path, Path], *extra: str) -> object:
+    query, data = files
+    args = ["bench", str(query), "-i", str(data), "--engines", "eager,chain,tree", "--repeat", "1", *extra]
+    return CliRunner().invoke(cli, args)
+
+
+def test_table_and_json_for_every_engine_and_window(files: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result = _bench(files, "--windows", "5,10", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "input read once" in result.stdout and "vs eager" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["events"] == 200 and data["windows"] == ["5", "10"]
+    cells = data["cells"]
+    assert [(c["window"], c["engine"]) for c in cells] == [
+        (w, e) for w in ("5", "10") for e in ("eager", "chain", "tree")
+    ]
+    assert all(c["agrees"] for c in cells)
+    for window in ("5", "10"):
+        hashes = {c["match_hash"] for c in cells if c["window"] == window}
+        assert len(hashes) == 1
+    assert {c["matches"] for c in cells if c["window"] == "5"} != {0}
+    assert all(c["events_per_second"] > 0 and c["peak_memory_mb"] >= 0 for c in cells)
+
+
+def test_a_disagreeing_engine_is_flagged_and_fails(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = registry.ENGINES["tree"]
+
+    def lossy(automaton, events, schema, stats):  # type: ignore[no-untyped-def]
+        for i, match in enumerate(real.evaluate(automaton, events, schema, stats)):
+            if i:  # drops the first match
+                yield match
+
+    monkeypatch.setitem(registry.ENGINES, "tree", registry.Engine("tree", real.build, lossy, real.lazy))
+    result = _bench(files)
+    assert result.exit_code == 1
+    assert "DIFFERENT" in result.stdout
+    assert "the engines found different matches" in result.stderr
+
+
+def test_plot_needs_matplotlib_or_draws_a_png(files: tuple[Path, Path], tmp_path: Path) -> None:
+    picture = tmp_path / "bench.png"
+    result = _bench(files, "--windows", "5,10", "--plot", str(picture))
+    if importlib.util.find_spec("matplotlib") is None:
+        assert result.exit_code == 2
+        assert "pip install 'cepcli[plot]'" in result.stderr
+    else:
+        assert result.exit_code == 0, result.output
+        assert picture.read_bytes()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
