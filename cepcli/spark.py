@@ -1,8 +1,9 @@
 """``cepcli run --spark``: the same engines, inside a PySpark job, with the same result.
 
-Spark reads the input (any path it can read, a directory of CSV files too: rows are then
-numbered file by file in name order), numbers the rows, and the driver decides the column
-kinds from the first 65,536 rows exactly as the local reader does. Then:
+Spark reads the input (any path it can read, a directory of CSV files too), numbers the
+rows in its reading order (for one file, the file's order: Spark keeps a file's splits in
+offset order; for several files, its own packing order), and the driver decides the
+column kinds from the first 65,536 rows exactly as the local reader does. Then:
 
 * a query with an ``[attr]`` equivalence is grouped by that attribute
   (``groupBy(attr).applyInPandas``), one engine run per value: every event of a match,
