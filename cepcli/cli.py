@@ -59,6 +59,25 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--engine and --order (shared by run and explain)."""
+    command = click.option(
+        "--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first."
+    )(command)
+    return click.option(
+        "--engine",
+        "-e",
+        type=click.Choice(ENGINE_NAMES),
+        default=DEFAULT_ENGINE,
+        show_default=True,
+        help="The engine (see the README's table).",
+    )(command)
+
+
+def _order(order: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in order.split(",")) if order else None
+
+
 def _input(kw: dict[str, Any]) -> CsvOptions:
     columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
     return CsvOptions(
@@ -113,15 +132,7 @@ def cli() -> None:
 @cli.command("run")
 @click.argument("query", type=click.Path(dir_okay=False))
 @_input_options
-@click.option(
-    "--engine",
-    "-e",
-    type=click.Choice(ENGINE_NAMES),
-    default=DEFAULT_ENGINE,
-    show_default=True,
-    help="Evaluation engine.",
-)
-@click.option("--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first.")
+@_engine_options
 @click.option(
     "--format",
     "fmt",
@@ -176,8 +187,7 @@ def run_command(
       cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
     """
     err = Console(stderr=True)
-    chosen_order = tuple(v.strip() for v in order.split(",")) if order else None
-    options = RunOptions(query, _input(kw), engine, chosen_order, max_matches, stats_every or 0)
+    options = RunOptions(query, _input(kw), engine, _order(order), max_matches, stats_every or 0)
     stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)
     writers: list[MatchWriter] = []
@@ -240,15 +250,7 @@ def check_command(query: str, **kw: Any) -> None:
 @cli.command("explain")
 @click.argument("query", type=click.Path(dir_okay=False))
 @_input_options
-@click.option(
-    "--engine",
-    "-e",
-    type=click.Choice(ENGINE_NAMES),
-    default=DEFAULT_ENGINE,
-    show_default=True,
-    help="Whose automaton to show.",
-)
-@click.option("--order", default=None, help="Frequency order for chain engines: v1,v2,... rarest first.")
+@_engine_options
 @click.option(
     "--format",
     "fmt",
@@ -265,9 +267,7 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
       cepcli explain patterns/stocks_seq.sase --engine chain --order c,b,a
       cepcli explain q.sase --format dot | dot -Tpng > nfa.png
     """
-    options = _input(kw)
-    chosen_order = tuple(v.strip() for v in order.split(",")) if order else None
-    explanation = explain_query(query, options, engine, chosen_order)
+    explanation = explain_query(query, _input(kw), engine, _order(order))
     if fmt == "json":
         click.echo(to_json(explanation), nl=False)
     elif fmt == "dot":

@@ -22,16 +22,15 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
 from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
 from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
-from cepcli.runtime.negation import EventBuffer, Key, NegationCheck
+from cepcli.runtime.negation import EventBuffer, NegationCheck
 from cepcli.runtime.stats import Stats
 
-_FIRST: Key = (float("-inf"), -1)
-_LAST: Key = (float("inf"), 1 << 62)
 _Bound = tuple[tuple[CompiledCondition, Condition], ...]
 
 
@@ -188,7 +187,7 @@ class ChainRuntime:
         state = chain.states[i]
         m = waiting.m
         if state.kleene:
-            after = self._after(state, m)
+            after = latest(state.prec, m)
             candidates = self.buffers[state.bit].between(
                 after, (event.ts, event.row), event.ts - self.window, event.ts
             )
@@ -196,7 +195,7 @@ class ChainRuntime:
                 m, waiting.rows, candidates, min_ts, event.ts, event
             ):
                 yield from self._enter_next(chain, i, m, waiting.rows, subset, lo_ts, event.ts)
-        elif self._takes(chain, state, m, event):
+        elif takes(chain.equiv, state.slot, state.check, m, event, self.stats):
             yield from self._enter_next(chain, i, m, waiting.rows, event, min_ts, event.ts)
 
     def _enter_next(
@@ -238,8 +237,8 @@ class ChainRuntime:
             yield from self.acceptance.take_output()
             return
         state = chain.states[i]
-        after = self._after(state, m)
-        before = self._before(state, m)
+        after = latest(state.prec, m)
+        before = earliest(state.succ, m)
         window = self.window
         candidates = self.buffers[state.bit].between(after, before, max_ts - window, min_ts + window)
         if state.kleene:
@@ -247,7 +246,9 @@ class ChainRuntime:
                 yield from self._enter_next(chain, i, m, rows, subset, lo_ts, max(max_ts, subset[-1].ts))
         else:
             for event in candidates:
-                if event.row not in rows and self._takes(chain, state, m, event):
+                if event.row not in rows and takes(
+                    chain.equiv, state.slot, state.check, m, event, self.stats
+                ):
                     yield from self._enter_next(
                         chain, i, m, rows, event, min(min_ts, event.ts), max(max_ts, event.ts)
                     )
@@ -258,44 +259,6 @@ class ChainRuntime:
             heapq.heappush(self.expiry, (min_ts + window, self.waits, waiting))
         else:
             stats.deleted()
-
-    def _takes(self, chain: _ChainRuntime, state: _State, m: list[object], event: Event) -> bool:
-        """Equivalence and the conditions that become bound when ``event`` is taken."""
-        if chain.equiv and not same_key(chain.equiv, m, event):
-            return False
-        if not state.check:
-            return True
-        m[state.slot] = event
-        try:
-            for fn, _ in state.check:
-                self.stats.predicate_evaluations += 1
-                if not fn(m):
-                    return False
-            return True
-        finally:
-            m[state.slot] = None
-
-    def _after(self, state: _State, m: list[object]) -> Key:
-        """The latest taken event that must precede this state's variable (``prec``)."""
-        best = _FIRST
-        for slot in state.prec:
-            for e in _events(m[slot]):
-                key = (e.ts, e.row)
-                if key > best:
-                    best = key
-        return best
-
-    def _before(self, state: _State, m: list[object]) -> Key:
-        """The earliest taken event that must follow this state's variable (``succ``)."""
-        best = _LAST
-        for slot in state.succ:
-            for e in _events(m[slot]):
-                key = (e.ts, e.row)
-                if key < best:
-                    best = key
-        return best
-
-    # --- acceptance ---------------------------------------------------------------------------
 
     def _accept(self, chain: _ChainRuntime, m: list[object], min_ts: float, max_ts: float) -> None:
         for fn, cond in chain.at_accept:
@@ -309,12 +272,6 @@ class ChainRuntime:
                 if not fn(m):
                     return
         self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
-
-
-def _events(binding: object) -> tuple[Event, ...]:
-    if binding is None:
-        return ()
-    return binding if isinstance(binding, tuple) else (binding,)
 
 
 def evaluate_chain(nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:

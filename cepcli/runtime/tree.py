@@ -19,8 +19,9 @@ from cepcli.automata.chain import Action
 from cepcli.automata.tree import TreeBranch, TreeEdge, TreeNfa, tree_state
 from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
 from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
@@ -28,8 +29,6 @@ from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
 
 COMPILED_STATES = 4096
-_FIRST: Key = (float("-inf"), -1)
-_LAST: Key = (float("inf"), 1 << 62)
 
 
 class _Edge:
@@ -184,7 +183,7 @@ class TreeRuntime:
             yield from self._descend(tree, (), m, (), event.ts, event.ts, key, var, event)
             return
         edge = tree.trigger_edges[var]
-        if self._takes(tree, edge, m, event):
+        if takes(tree.equiv, edge.slot, edge.check, m, event, self.stats):
             m[edge.slot] = event
             yield from self._descend(tree, (var,), m, (event.row,), event.ts, event.ts, key, None, event)
 
@@ -218,9 +217,9 @@ class TreeRuntime:
             if var is None:
                 return
             edge = state.edges[var]
-            before = min(self._before(edge, m), last)
+            before = min(earliest(edge.succ, m), last)
             candidates = self.buffers[edge.bit].between(
-                self._after(edge, m), before, max_ts - self.window, min_ts + self.window
+                latest(edge.prec, m), before, max_ts - self.window, min_ts + self.window
             )
             if edge.kleene:
                 for subset, lo_ts in edge.iteration.subsets(m, rows, candidates, min_ts, max_ts, None):
@@ -240,7 +239,9 @@ class TreeRuntime:
                     )
             else:
                 for event in candidates:
-                    if event.row in rows or not self._takes(tree, edge, m, event):
+                    if event.row in rows or not takes(
+                        tree.equiv, edge.slot, edge.check, m, event, self.stats
+                    ):
                         continue
                     m2 = list(m)
                     m2[edge.slot] = event
@@ -279,7 +280,7 @@ class TreeRuntime:
             return
         edge = tree.trigger_edges[pinned]
         candidates = self.buffers[edge.bit].between(
-            self._after(edge, m), last, trigger.ts - self.window, min_ts + self.window
+            latest(edge.prec, m), last, trigger.ts - self.window, min_ts + self.window
         )
         for subset, lo_ts in edge.iteration.subsets(m, rows, candidates, min_ts, trigger.ts, trigger):
             m2 = list(m)
@@ -329,37 +330,6 @@ class TreeRuntime:
             for check, deps in tree.early
         )
 
-    def _takes(self, tree: _TreeRuntime, edge: _Edge, m: list[object], event: Event) -> bool:
-        if tree.equiv and not same_key(tree.equiv, m, event):
-            return False
-        if not edge.check:
-            return True
-        m[edge.slot] = event
-        try:
-            for fn, _ in edge.check:
-                self.stats.predicate_evaluations += 1
-                if not fn(m):
-                    return False
-            return True
-        finally:
-            m[edge.slot] = None
-
-    def _after(self, edge: _Edge, m: list[object]) -> Key:
-        best = _FIRST
-        for slot in edge.prec:
-            for e in _events(m[slot]):
-                if (e.ts, e.row) > best:
-                    best = (e.ts, e.row)
-        return best
-
-    def _before(self, edge: _Edge, m: list[object]) -> Key:
-        best = _LAST
-        for slot in edge.succ:
-            for e in _events(m[slot]):
-                if (e.ts, e.row) < best:
-                    best = (e.ts, e.row)
-        return best
-
     def _accept(self, tree: _TreeRuntime, m: list[object], min_ts: float, max_ts: float) -> Iterator[Match]:
         for fn, cond in tree.at_accept:
             if cond.iterates is not None:
@@ -375,12 +345,6 @@ class TreeRuntime:
         checks = sorted(tree.post, key=lambda c: -len(buffers[c.bit]))  # most frequent first
         self.acceptance.accept(tree.names, m, min_ts, max_ts, checks)
         yield from self.acceptance.take_output()
-
-
-def _events(binding: object) -> tuple[Event, ...]:
-    if binding is None:
-        return ()
-    return binding if isinstance(binding, tuple) else (binding,)
 
 
 def evaluate_tree(nfa: TreeNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
