@@ -27,7 +27,6 @@ from cepcli.runtime.stats import Stats
 from cepcli.sources.csv import CsvOptions
 from cepcli.sources.prefilter import Prefilter
 
-
 _MOD = 1 << 64
 
 
