@@ -23,6 +23,7 @@ from cepcli.job import RunOptions, attach_input, compile_file, explain_query, pr
 from cepcli.plan.pattern import Pattern
 from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
 from cepcli.runtime.matches import Match
+from cepcli.runtime.stats import Stats
 from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
 
 
@@ -206,8 +207,17 @@ def run_command(
             total = prepared.source.progress()[1]
             show_progress = not quiet and err.is_terminal and total is not None
             on_match = start(prepared.schema, prepared.pattern)
-            with progress_bar(err, total, show_progress) as advance:
-                stats = run(options, on_match, prepared, on_progress=advance)
+            live = Stats()
+            try:
+                with progress_bar(err, total, show_progress) as advance:
+                    stats = run(options, on_match, prepared, on_progress=advance, stats=live)
+            except KeyboardInterrupt:
+                stream.flush()
+                live.matches = writers[0].written
+                err.print("[yellow]interrupted:[/] the matches written so far are complete")
+                if not quiet:
+                    err.print(stats_panel(live))
+                click.get_current_context().exit(130)
         writers[0].close()
     finally:
         stream.flush()

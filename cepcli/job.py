@@ -116,16 +116,19 @@ def run(
     prepared: Prepared | None = None,
     stdin: IO[bytes] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    stats: Stats | None = None,
 ) -> Stats:
     """Evaluate; ``on_match`` is called with each match as it is found, and
-    ``on_progress`` with the bytes read after each chunk."""
+    ``on_progress`` with the bytes read after each chunk. ``stats`` (made here if not
+    given) holds the counters so far if the run is interrupted."""
     engine(options.engine)  # fail fast on an engine that is not built
     prepared = prepared or prepare(options.query_path, options.input, stdin)
     pattern = prepared.pattern
     if on_progress is not None:
         report = on_progress
         prepared.source.on_chunk = lambda source: report(source.progress()[0])
-    stats = Stats(every=options.stats_every)
+    stats = stats if stats is not None else Stats()
+    stats.every = options.stats_every
     prefilter = Prefilter.of(pattern)
     order = _frequency_order(options, prepared, prefilter, stats)
     stats.order = tuple(v.name for v in pattern.variables if not v.negated)

@@ -24,6 +24,8 @@ TABLE_ROWS = 20
 
 
 class MatchWriter(Protocol):
+    written: int  # matches written so far
+
     def write(self, match: Match) -> None: ...
 
     def close(self) -> None: ...
@@ -50,6 +52,7 @@ class JsonlWriter:
 
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
         self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+        self.written = 0
 
     def write(self, match: Match) -> None:
         parts = []
@@ -61,6 +64,7 @@ class JsonlWriter:
             parts.append(f"{json.dumps(name)}:{value}")
         self.stream.write("{" + ",".join(parts) + "}\n")
         self.stream.flush()
+        self.written += 1
 
     def _event(self, event: Event) -> str:
         """An event's JSON, made once: an event is often part of many matches."""
@@ -82,6 +86,7 @@ class CsvWriter:
 
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
         self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+        self.written = 0
         self.writer = csv.writer(stream, lineterminator="\n")
         header = [f"{n}.{c}" for n in self.names for c in ("_row", *schema.columns)]
         self.writer.writerow(header)
@@ -96,6 +101,7 @@ class CsvWriter:
                 line.append(";".join(_cell(e.values[i]) for e in events))
         self.writer.writerow(line)
         self.stream.flush()
+        self.written += 1
 
     def close(self) -> None:
         self.stream.flush()
@@ -109,9 +115,11 @@ class TableWriter:
         self.rows = rows
         self.first: list[Match] = []
         self.total = 0
+        self.written = 0
 
     def write(self, match: Match) -> None:
         self.total += 1
+        self.written = self.total
         if len(self.first) < self.rows:
             self.first.append(match)
 
