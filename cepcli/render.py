@@ -62,9 +62,10 @@ class JsonlWriter:
             else:
                 value = self._event(b)
             parts.append(f"{json.dumps(name)}:{value}")
-        self.stream.write("{" + ",".join(parts) + "}\n")
+        text = "{" + ",".join(parts) + "}\n"
+        self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
+        self.stream.write(text)
         self.stream.flush()
-        self.written += 1
 
     def _event(self, event: Event) -> str:
         """An event's JSON, made once: an event is often part of many matches."""
@@ -99,9 +100,9 @@ class CsvWriter:
             line.append(";".join(str(e.row) for e in events))
             for i in range(len(self.schema.columns)):
                 line.append(";".join(_cell(e.values[i]) for e in events))
+        self.written += 1
         self.writer.writerow(line)
         self.stream.flush()
-        self.written += 1
 
     def close(self) -> None:
         self.stream.flush()

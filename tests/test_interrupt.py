@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,17 +30,27 @@ def test_sigint_stops_with_complete_lines_the_stats_so_far_and_130(tmp_path: Pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    lines: list[str] = []
+
+    def read() -> None:  # keep the pipe drained, as a real consumer would
         assert run.stdout is not None
-        first = run.stdout.readline()  # it is matching
-        time.sleep(0.5)
+        lines.extend(run.stdout)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(lines) < 50 and time.monotonic() < deadline:
+            time.sleep(0.05)
         run.send_signal(signal.SIGINT)
-        rest, err = run.communicate(timeout=60)
+        run.wait(timeout=60)
+        reader.join(timeout=10)
+        assert run.stderr is not None
+        err = run.stderr.read()
     finally:
         feed.kill()
         run.kill()
     assert run.returncode == 130
-    lines = [first, *rest.splitlines()]
     assert all(json.loads(line)["a"]["type"] == "A" for line in lines)
     assert "interrupted" in err and "cepcli stats" in err and "Traceback" not in err
     matches = next(line for line in err.splitlines() if "│ matches" in line)
