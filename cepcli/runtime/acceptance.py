@@ -202,5 +202,30 @@ class CompiledBranch:
         self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
         self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
 
+    def bound(self, indexes: Sequence[int]) -> tuple[tuple[CompiledCondition, Condition], ...]:
+        """Compiled conditions with their classification, for the given indexes."""
+        out = []
+        for i in indexes:
+            fn = self.conditions[i]
+            assert fn is not None, "prefilter conditions are never placed on edges"
+            out.append((fn, self.branch.conditions[i]))
+        return tuple(out)
+
+    def complete(
+        self, at_accept: Sequence[tuple[CompiledCondition, Condition]], m: Sequence[object], stats: Stats
+    ) -> bool:
+        """The conditions left for acceptance (whole Kleene subsets, constants)."""
+        for fn, cond in at_accept:
+            if cond.iterates is not None:
+                elements = m[self.slots[cond.iterates]]
+                assert isinstance(elements, tuple)
+                if not holds_for_each(fn, cond, m, elements, stats):
+                    return False
+            else:
+                stats.predicate_evaluations += 1
+                if not fn(m):
+                    return False
+        return True
+
     def negations_of(self, names: Sequence[str], window: float, stats: Stats) -> list[NegationCheck]:
         return negation_checks(self.branch, names, self.slots, self.conditions, self.equiv, window, stats)

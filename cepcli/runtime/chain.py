@@ -21,17 +21,13 @@ from collections.abc import Iterable, Iterator
 
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
 from cepcli.events import Event, Schema
-from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch
 from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import EventBuffer, NegationCheck
 from cepcli.runtime.stats import Stats
-
-_Bound = tuple[tuple[CompiledCondition, Condition], ...]
 
 
 class _Waiting:
@@ -105,14 +101,6 @@ class _ChainRuntime(CompiledBranch):
         self.at_accept = self.bound(chain.at_accept)
         root = _Waiting([None] * len(branch.variables), (), float("inf"), float("-inf"), 0)
         self.waiting: list[list[_Waiting]] = [[root]] + [[] for _ in chain.states[1:]]
-
-    def bound(self, indexes: tuple[int, ...]) -> _Bound:
-        out = []
-        for i in indexes:
-            fn = self.conditions[i]
-            assert fn is not None
-            out.append((fn, self.chain.branch.conditions[i]))
-        return tuple(out)
 
 
 class ChainRuntime:
@@ -261,17 +249,8 @@ class ChainRuntime:
             stats.deleted()
 
     def _accept(self, chain: _ChainRuntime, m: list[object], min_ts: float, max_ts: float) -> None:
-        for fn, cond in chain.at_accept:
-            if cond.iterates is not None:
-                elements = m[chain.slots[cond.iterates]]
-                assert isinstance(elements, tuple)
-                if not holds_for_each(fn, cond, m, elements, self.stats):
-                    return
-            else:
-                self.stats.predicate_evaluations += 1
-                if not fn(m):
-                    return
-        self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
+        if chain.complete(chain.at_accept, m, self.stats):
+            self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
 
 
 def evaluate_chain(nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:

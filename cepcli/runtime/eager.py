@@ -51,6 +51,7 @@ class _BranchRuntime(CompiledBranch):
         self.out_edges = [nfa.edges_from(s) for s in range(len(nfa.states))]
         self.by_mask: dict[int, list[tuple[int, tuple[TakeEdge, ...]]]] = {}
         self.negations = self.negations_of([v.name for v in branch.negated], window, stats)
+        self.at_accept = self.bound(nfa.at_accept)
 
     def routes(self, mask: int) -> list[tuple[int, tuple[TakeEdge, ...]]]:
         """For an event mask: the states with take edges it can trigger, and those edges."""
@@ -175,16 +176,8 @@ class EagerRuntime:
         return holds_for_each(fn, cond, m, elements, self.stats)
 
     def _accept(self, runtime: _BranchRuntime, m: list[object], first_ts: float, last_ts: float) -> None:
-        for i in runtime.nfa.at_accept:
-            cond = runtime.nfa.branch.conditions[i]
-            if cond.iterates is not None:
-                if not self._each(runtime, i, m):
-                    return
-            else:
-                self.stats.predicate_evaluations += 1
-                if not runtime.conditions[i](m):  # type: ignore[misc]
-                    return
-        self.acceptance.accept(runtime.names, m, first_ts, last_ts, runtime.negations)
+        if runtime.complete(runtime.at_accept, m, self.stats):
+            self.acceptance.accept(runtime.names, m, first_ts, last_ts, runtime.negations)
 
 
 def _dead(instance: _Instance) -> bool:

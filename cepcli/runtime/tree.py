@@ -18,9 +18,7 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.chain import Action
 from cepcli.automata.tree import TreeBranch, TreeEdge, TreeNfa, tree_state
 from cepcli.events import Event, Schema
-from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch
 from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
@@ -85,14 +83,6 @@ class _TreeRuntime(CompiledBranch):
         self.trigger_edges = {v: _Edge(tree_state(tree, ()).edge(v), self) for v in tree.positives} | {
             v: _Edge(_kleene_root_edge(tree, v), self) for v in tree.kleene
         }
-
-    def bound(self, indexes: tuple[int, ...]) -> tuple[tuple[CompiledCondition, Condition], ...]:
-        out = []
-        for i in indexes:
-            fn = self.conditions[i]
-            assert fn is not None
-            out.append((fn, self.branch.conditions[i]))
-        return tuple(out)
 
     def enter(self, ord: tuple[str, ...]) -> _State:
         """The live state for ``ord``, instantiated if no instance is in it. The edges
@@ -331,16 +321,8 @@ class TreeRuntime:
         )
 
     def _accept(self, tree: _TreeRuntime, m: list[object], min_ts: float, max_ts: float) -> Iterator[Match]:
-        for fn, cond in tree.at_accept:
-            if cond.iterates is not None:
-                elements = m[tree.slots[cond.iterates]]
-                assert isinstance(elements, tuple)
-                if not holds_for_each(fn, cond, m, elements, self.stats):
-                    return
-            else:
-                self.stats.predicate_evaluations += 1
-                if not fn(m):
-                    return
+        if not tree.complete(tree.at_accept, m, self.stats):
+            return
         buffers = self.acceptance.buffers
         checks = sorted(tree.post, key=lambda c: -len(buffers[c.bit]))  # most frequent first
         self.acceptance.accept(tree.names, m, min_ts, max_ts, checks)
