@@ -162,6 +162,13 @@ def cli() -> None:
     default=None,
     help="With --stats-json: also record the counters every N relevant events ('series').",
 )
+@click.option(
+    "--max-subsets",
+    type=click.IntRange(min=1),
+    default=1_000_000,
+    show_default=True,
+    help="Warn when one Kleene candidate set allows more subsets than this.",
+)
 @click.option("--spark", "use_spark", is_flag=True, help="Run as a PySpark job (same results).")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL, with --spark.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None, help="Time shards, with --spark.")
@@ -175,6 +182,7 @@ def run_command(
     stats_json: str | None,
     max_matches: int | None,
     stats_every: int | None,
+    max_subsets: int,
     use_spark: bool,
     master: str,
     partitions: int | None,
@@ -207,7 +215,8 @@ def run_command(
             total = prepared.source.progress()[1]
             show_progress = not quiet and err.is_terminal and total is not None
             on_match = start(prepared.schema, prepared.pattern)
-            live = Stats()
+            live = Stats(max_subsets=max_subsets)
+            live.on_warning = lambda message: err.print(f"[yellow]warning:[/] {message}", markup=True)
             try:
                 with progress_bar(err, total, show_progress) as advance:
                     stats = run(options, on_match, prepared, on_progress=advance, stats=live)

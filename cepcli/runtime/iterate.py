@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from math import comb
 
 from cepcli.events import Event
 from cepcli.plan.pattern import Condition
@@ -69,7 +70,22 @@ class Iteration:
                 key = last.values[self.group]
                 pools = [groups.get(key, [])] if key is not None else []
         for group in pools:
+            self._check_size(len(group) + (last is not None))
             yield from self._grow(m, group, 0, (), min_ts, max_ts, last)
+
+    def _check_size(self, n: int) -> None:
+        """Warn once when one candidate set allows more subsets than ``max_subsets``
+        (they are generated one at a time, but each can be a match to write)."""
+        if n < 20 and (1 << n) <= self.stats.max_subsets:
+            return
+        top = n if self.hi is None else min(self.hi, n)
+        count = sum(comb(n, k) for k in range(max(self.lo, 1), top + 1))
+        if count > self.stats.max_subsets:
+            self.stats.warn(
+                f"a Kleene variable has {n} candidates in one window: up to {count:,} subsets"
+                f" (more than --max-subsets {self.stats.max_subsets:,}); they are generated one at a"
+                " time, but consider a shorter window, tighter conditions or bounds {l,m}"
+            )
 
     def _grow(
         self,

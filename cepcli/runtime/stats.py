@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -31,7 +32,18 @@ class Stats:
     peak_rss_mb: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
     every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
+    max_subsets: int = 1_000_000  # warn (once) when one Kleene candidate set allows more subsets
+    warnings: list[str] = field(default_factory=list)
+    on_warning: Callable[[str], None] | None = None
     series: list[dict[str, int]] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        """Say something once (a second warning of the same text is dropped)."""
+        if message in self.warnings:
+            return
+        self.warnings.append(message)
+        if self.on_warning is not None:
+            self.on_warning(message)
 
     def snapshot(self) -> None:
         """Record the cumulative counters now (for work over time, e.g. per segment)."""
@@ -96,4 +108,5 @@ class Stats:
             "peak_rss_mb": round(self.peak_rss_mb, 1),
             **self.extra,
             **({"series": self.series} if self.every else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
         }
