@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -127,6 +128,13 @@ class CsvSource:
         except StopIteration:
             return None
         except pd.errors.ParserError as err:
+            ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
+            if ragged:
+                expected, line, saw = (int(g) for g in ragged.groups())
+                row = line - 1 - (1 if self.options.header else 0)
+                raise InputError(
+                    f"{saw} fields where {expected} are expected (line {line} of the file)", row, self.name
+                ) from None
             raise InputError(_reason(err), filename=self.name) from None
         except (UnicodeDecodeError, EOFError, OSError, ValueError) as err:
             raise InputError(_reason(err), filename=self.name) from None
