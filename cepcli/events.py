@@ -59,6 +59,28 @@ class Event:
         return f"Event(row={self.row}, ts={self.ts}, type={self.type!r})"
 
 
+def events_of(binding: object) -> tuple[Event, ...]:
+    """The events bound to a variable in a partial match: none, one, or a Kleene subset."""
+    if binding is None:
+        return ()
+    return binding if isinstance(binding, tuple) else (binding,)
+
+
+def same_key(columns: tuple[int, ...], m: Sequence[object], event: Event) -> bool:
+    """``[attr]``: ``event`` has every column present and equal to the events already
+    bound in ``m``. Every take checks this, so the bound events agree with each other
+    and comparing with the first of them is enough."""
+    values = event.values
+    for k in columns:
+        if values[k] is None:
+            return False
+    for binding in m:
+        bound = events_of(binding)
+        if bound:
+            return all(bound[0].values[k] == values[k] for k in columns)
+    return True
+
+
 def typed_value(value: object, kind: Kind) -> object:
     """A value as its column's kind says (a source may leave unused columns as text)."""
     if not isinstance(value, str):

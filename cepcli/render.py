@@ -15,7 +15,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from cepcli.bench import BenchResult
-from cepcli.events import Event, Schema, typed_value
+from cepcli.events import Event, Schema, events_of, typed_value
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
 from cepcli.runtime.stats import Stats
@@ -96,7 +96,7 @@ class CsvWriter:
         bound = dict(match.bindings)
         line: list[Any] = []
         for name in self.names:
-            events = _events(bound.get(name))
+            events = events_of(bound.get(name))
             line.append(";".join(str(e.row) for e in events))
             for i in range(len(self.schema.columns)):
                 line.append(";".join(_cell(e.values[i]) for e in events))
@@ -138,13 +138,7 @@ class TableWriter:
         self.console.print(f"{self.total} matches{shown}")
 
     def _cell(self, binding: Binding | None) -> str:
-        return "\n".join(f"row {e.row}  {_time_text(e, self.schema)}" for e in _events(binding))
-
-
-def _events(binding: Binding | None) -> tuple[Event, ...]:
-    if binding is None:
-        return ()
-    return binding if isinstance(binding, tuple) else (binding,)
+        return "\n".join(f"row {e.row}  {_time_text(e, self.schema)}" for e in events_of(binding))
 
 
 def _cell(value: object) -> str:

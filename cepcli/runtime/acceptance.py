@@ -173,21 +173,6 @@ def negation_checks(
     return out
 
 
-def same_key(equiv: tuple[int, ...], m: Sequence[object], event: Event) -> bool:
-    """``[attr]``: the event agrees with the events already bound (and is not missing)."""
-    values = event.values
-    for k in equiv:
-        if values[k] is None:
-            return False
-    for binding in m:
-        if binding is None:
-            continue
-        first = binding[0] if isinstance(binding, tuple) else binding
-        assert isinstance(first, Event)
-        return all(first.values[k] == values[k] for k in equiv)
-    return True
-
-
 class CompiledBranch:
     """What every runtime needs of a DNF branch: a slot per variable in the partial
     match, the compiled conditions (None for those the prefilter applied), the column

@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
-from cepcli.events import Event, Schema
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each, same_key
+from cepcli.events import Event, Schema, same_key
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats

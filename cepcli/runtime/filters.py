@@ -7,22 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cepcli.events import Event
+from cepcli.events import Event, events_of, same_key
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.negation import Key
 from cepcli.runtime.stats import Stats
 
 FIRST: Key = (float("-inf"), -1)
 LAST: Key = (float("inf"), 1 << 62)
-
-
-def events_of(binding: object) -> tuple[Event, ...]:
-    """The events of a slot: none, one, or a Kleene subset."""
-    if binding is None:
-        return ()
-    return binding if isinstance(binding, tuple) else (binding,)
 
 
 def latest(slots: Sequence[int], m: Sequence[object]) -> Key:

@@ -13,9 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from math import comb
 
-from cepcli.events import Event
+from cepcli.events import Event, same_key
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.acceptance import same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.stats import Stats
 

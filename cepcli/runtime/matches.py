@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from cepcli.events import Event
+from cepcli.events import Event, events_of
 
 Binding = Event | tuple[Event, ...]
 MatchKey = tuple[tuple[str, tuple[int, ...]], ...]
@@ -24,15 +24,11 @@ class Match:
 
     @property
     def first_ts(self) -> float:
-        return min(e.ts for _, b in self.bindings for e in _events(b))
-
-
-def _events(binding: Binding) -> tuple[Event, ...]:
-    return binding if isinstance(binding, tuple) else (binding,)
+        return min(e.ts for _, b in self.bindings for e in events_of(b))
 
 
 def _rows(binding: Binding) -> tuple[int, ...]:
-    return tuple(e.row for e in _events(binding))
+    return tuple(e.row for e in events_of(binding))
 
 
 class Deduplicator:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from cepcli.events import Event
+from cepcli.events import Event, events_of, same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.stats import Stats
 
@@ -101,8 +101,8 @@ class NegationCheck:
 
     def bounds(self, m: Sequence[object]) -> tuple[Key, Key]:
         """Stream positions (exclusive) allowed by the order constraints."""
-        after = max(((e.ts, e.row) for s in self.before for e in _events(m[s])), default=(-_INF, -1))
-        before = min(((e.ts, e.row) for s in self.after for e in _events(m[s])), default=(_INF, _LAST_ROW))
+        after = max(((e.ts, e.row) for s in self.before for e in events_of(m[s])), default=(-_INF, -1))
+        before = min(((e.ts, e.row) for s in self.after for e in events_of(m[s])), default=(_INF, _LAST_ROW))
         return after, before
 
     def violated(
@@ -115,7 +115,7 @@ class NegationCheck:
     def violates(self, m: list[object], rows: frozenset[int], event: Event) -> bool:
         if event.row in rows:
             return False
-        if self.equiv and not _same(m, event, self.equiv, self.slot):
+        if self.equiv and not same_key(self.equiv, m, event):
             return False
         if not self.conditions:
             return True
@@ -128,23 +128,3 @@ class NegationCheck:
             return True
         finally:
             m[self.slot] = None
-
-
-def _events(binding: object) -> tuple[Event, ...]:
-    if binding is None:
-        return ()
-    return binding if isinstance(binding, tuple) else (binding,)
-
-
-def _same(m: Sequence[object], event: Event, columns: tuple[int, ...], skip: int) -> bool:
-    for k in columns:
-        value = event.values[k]
-        if value is None:
-            return False
-        for s, binding in enumerate(m):
-            if s == skip:
-                continue
-            for e in _events(binding):
-                if e.values[k] != value:
-                    return False
-    return True
