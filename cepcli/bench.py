@@ -93,7 +93,7 @@ def bench(
     counts = _counts(compiled.pattern, events)
     for window in window_texts:
         pattern = _with_window(compiled.query, window) if windows else compiled.pattern
-        order = tuple(v.name for v in sorted(pattern.variables, key=lambda v: (counts[v.bit], v.bit)))
+        order = pattern.rarest_first(counts)
         cells = []
         for name in engines:
             progress(f"{name}, {window}")

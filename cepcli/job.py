@@ -196,8 +196,7 @@ def _frequency_order(
     stats.extra["frequencies"] = {v.name: counts[v.bit] for v in pattern.variables}
     where = f"the first {rows:,} rows (standard input)" if sample else f"all {rows:,} rows"
     stats.extra["order_source"] = f"measured over {where}"
-    ranked = sorted(pattern.variables, key=lambda v: (counts[v.bit], v.bit))
-    return tuple(v.name for v in ranked)
+    return pattern.rarest_first(counts)
 
 
 def _check_order(pattern: Pattern, order: tuple[str, ...]) -> None:

@@ -56,4 +56,4 @@ def _order(how: str, pattern: Pattern, source: CsvSource, prefilter: Prefilter) 
         return tuple(names)
     assert how == "", how
     counts, _, _ = source.count_variables(prefilter)
-    return tuple(v.name for v in sorted(pattern.variables, key=lambda v: (counts[v.bit], v.bit)))
+    return pattern.rarest_first(counts)

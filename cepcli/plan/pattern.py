@@ -104,6 +104,11 @@ class Pattern:
     def filters_of(self, name: str) -> tuple[a.Expr, ...]:
         return dict(self.filters).get(name, ())
 
+    def rarest_first(self, counts: dict[int, int]) -> tuple[str, ...]:
+        """Variable names by ascending event count (``counts`` by bit); ties keep the
+        query's order. The frequency order the chain engines build from."""
+        return tuple(v.name for v in sorted(self.variables, key=lambda v: (counts[v.bit], v.bit)))
+
     @property
     def columns(self) -> frozenset[str]:
         """Attributes the conditions read."""
