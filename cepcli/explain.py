@@ -63,7 +63,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
     branches = tuple(branch_text(pattern, b) for b in pattern.branches)
     match automaton:
         case EagerNfa():
-            views = tuple(_eager(b, i) for i, b in enumerate(automaton.branches))
+            views = tuple(_eager(pattern, b, i) for i, b in enumerate(automaton.branches))
             return Explanation(engine, (), "", branches, views)
         case ChainNfa():
             views = tuple(_chain(pattern, c, i, automaton.negation) for i, c in enumerate(automaton.chains))
@@ -150,7 +150,7 @@ def _negation_condition(pattern: Pattern, branch: Branch, name: str) -> str:
 # --- eager ------------------------------------------------------------------------------------
 
 
-def _eager(nfa: EagerBranch, index: int) -> AutomatonView:
+def _eager(pattern: Pattern, nfa: EagerBranch, index: int) -> AutomatonView:
     branch = nfa.branch
     positives = branch.positives
     states = []
@@ -171,7 +171,11 @@ def _eager(nfa: EagerBranch, index: int) -> AutomatonView:
             placement = Placement(e.check, e.each_new, e.each_all)
             edges.append(
                 EdgeView(
-                    f"q{sid}", f"q{e.target}", "take", (_event(v),), _eager_condition(branch, placement, v)
+                    f"q{sid}",
+                    f"q{e.target}",
+                    "take",
+                    (_event(v),),
+                    _condition(pattern, branch, placement, v.name),
                 )
             )
         edges.append(EdgeView(f"q{sid}", f"q{sid}", "ignore", ("*",)))
@@ -182,17 +186,6 @@ def _eager(nfa: EagerBranch, index: int) -> AutomatonView:
         " on its ignore edge as well",
     )
     return AutomatonView(f"eager NFA, branch {index + 1}", tuple(states), tuple(edges), notes)
-
-
-def _eager_condition(branch: Branch, placement: Placement, v: Variable) -> str:
-    indexes = placement.check + placement.each_new + placement.each_all
-    parts = [print_expr(branch.conditions[i].expr) for i in indexes]
-    parts += [
-        f"{print_expr(c.expr)} [prefilter]"
-        for c in branch.conditions
-        if c.prefilter and c.variables == {v.name}
-    ]
-    return " AND ".join(parts)
 
 
 # --- chain ------------------------------------------------------------------------------------
