@@ -51,13 +51,10 @@ class _State:
         "bit",
         "slot",
         "kleene",
-        "lo",
-        "hi",
         "prec",
         "succ",
         "check",
         "each_new",
-        "each_all",
         "rejects",
         "from_stream",
         "iteration",
@@ -69,12 +66,13 @@ class _State:
         self.bit = bit
         self.slot = slots[spec.var]
         self.kleene = spec.action is Action.ITERATE
-        self.lo, self.hi = spec.lo, spec.hi
         self.prec = tuple(slots[v] for v in spec.prec)
         self.succ = tuple(slots[v] for v in spec.succ)
         self.check = runtime.bound(spec.conditions.check)
         self.each_new = runtime.bound(spec.conditions.each_new)
-        self.each_all = runtime.bound(spec.conditions.each_all)
+        # Kleene variables come last, so no take ever completes an element-wise condition
+        # of a Kleene variable taken before it (the eager NFA's ``each_all``).
+        assert not spec.conditions.each_all
         self.rejects: list[NegationCheck] = []
         self.from_stream = spec.from_stream
         self.iteration = Iteration(
