@@ -96,13 +96,14 @@ def run_spark(
     )
     job = _Job(compiled.text, options.engine, options.order or (), csv_options, columns)
     pattern = compiled.pattern
+    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double").cache()  # lazy: used if needed
+    if not options.input.sort:
+        _check_order(times, path)  # as locally, whatever the partitioning
     if pattern.branches[0].equiv:
         grouped = _by_attribute(frame, pattern.branches[0].equiv[0], job)
         partitioning = f"grouped by {pattern.branches[0].equiv[0]}"
     else:
-        if not options.input.sort:
-            _check_order(frame, job, path)
-        grouped, shards = _by_time(session, frame, job, pattern.window, spark)
+        grouped, shards = _by_time(session, frame, times, job, pattern.window, spark)
         partitioning = f"{shards} time shards"
     on_match = start(schema, pattern)
     stats = Stats(engine=options.engine, order=options.order or ())
@@ -276,12 +277,13 @@ def _by_attribute(frame: Any, attr: str, job: _Job) -> Any:
     return kept.groupBy(attr).applyInPandas(lambda rows: job.run(rows, None), _OUT)
 
 
-def _by_time(session: Any, frame: Any, job: _Job, window: float, spark: SparkOptions) -> tuple[Any, int]:
+def _by_time(
+    session: Any, frame: Any, times: Any, job: _Job, window: float, spark: SparkOptions
+) -> tuple[Any, int]:
     """Time shards overlapping by the window; each keeps the matches it owns."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double")
     bounds = times.agg(F.min("_ts"), F.max("_ts")).collect()[0]
     start, end = float(bounds[0]), float(bounds[1])
     count = spark.partitions or 2 * session.sparkContext.defaultParallelism
@@ -319,12 +321,11 @@ def _timestamps(job: _Job) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.Dat
     return parse
 
 
-def _check_order(frame: Any, job: _Job, path: str) -> None:
+def _check_order(times: Any, path: str) -> None:
     """Without --sort, timestamps must not decrease in row order (as locally)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double")
     previous = F.lag("_ts").over(Window.orderBy(ROW))
     bad = times.withColumn("_prev", previous).filter(F.col("_ts") < F.col("_prev")).orderBy(ROW).limit(1)
     found = bad.collect()

@@ -116,10 +116,11 @@ def test_spark_needs_a_path_not_standard_input(spark: object, tmp_path: Path) ->
     assert "--spark reads its input with Spark" in result.stderr
 
 
-def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["", " WHERE [k]"], ids=["time shards", "grouped by [k]"])
+def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: Path, where: str) -> None:
     query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
-    data.write_text("ts,type\n0,A\n5,B\n3,A\n")
+    query.write_text(f"PATTERN SEQ(A a, B b){where} WITHIN 10")
+    data.write_text("ts,type,k\n0,A,p\n5,B,p\n3,A,p\n")
     result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), "--spark", "-q"])
     assert result.exit_code == 1
     assert "row 2" in result.stderr and "pass --sort" in result.stderr

@@ -193,7 +193,7 @@ class CsvSource:
     def _masked_chunks(
         self, schema: Schema, prefilter: Prefilter, stats: Stats, kinds: list[Kind]
     ) -> Iterator[tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]]:
-        """Each chunk with its first row id, its timestamps and its variable masks."""
+        """Each chunk with its row ids, its timestamps and its variable masks."""
         last_ts: float | None = None
         last_value: object = None
         chunk = self._first
