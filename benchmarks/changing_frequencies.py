@@ -21,14 +21,14 @@ import itertools
 import json
 import platform
 import random
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-CLI = Path(sys.executable).with_name("cepcli")
+from runner import cepcli_run
+
 TYPES = ("A", "B", "C")
 QUERY = """PATTERN SEQ(A a, B b, C c)
 WHERE a.x < b.x AND b.x < c.x AND c.x - a.x < 100
@@ -53,33 +53,10 @@ def write(out: TextIO, events: int, switch: int, rare: float, seed: int) -> None
 
 
 def run_engine(data: Path, engine: str, order: str | None, window: str, every: int) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as tmp:
-        query = Path(tmp) / "q.sase"
-        query.write_text(QUERY.format(window=window))
-        stats = Path(tmp) / "stats.json"
-        command = [
-            str(CLI),
-            "run",
-            str(query),
-            "--input",
-            str(data),
-            "--engine",
-            engine,
-            "--format",
-            "csv",
-            "--output",
-            str(Path(tmp) / "m.csv"),
-            "--stats-json",
-            str(stats),
-            "--stats-every",
-            str(every),
-            "--quiet",
-        ]
-        if order:
-            command += ["--order", order]
-        subprocess.run(command, check=True)
-        result: dict[str, object] = json.loads(stats.read_text())
-        return result
+    options = ["--engine", engine, "--stats-every", str(every)] + (["--order", order] if order else [])
+    result = cepcli_run(QUERY.format(window=window), data, options)
+    assert result is not None
+    return result
 
 
 def per_segment(series: list[dict[str, int]], every: int, switch: int) -> list[float]:

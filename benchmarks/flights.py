@@ -19,14 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from runner import FLIGHTS_OPTIONS, cepcli_run
 
 ROOT = Path(__file__).resolve().parent.parent
 FLIGHTS = ROOT.parent / "shared" / "data" / "flights.csv.gz"
-CLI = Path(sys.executable).with_name("cepcli")
 
 # Carriers in the file: UA 58,665, B6 54,635, EV 54,173, DL 48,110 ... HA 342, OO 32.
 # Each query: (text with a {window} placeholder, the order rarest first).
@@ -47,39 +45,8 @@ QUERIES: dict[str, tuple[str, str]] = {
 
 
 def run_once(query: str, engine: str, order: str, data: Path, timeout: float) -> dict[str, object] | None:
-    with tempfile.TemporaryDirectory() as tmp:
-        qfile = Path(tmp) / "q.sase"
-        qfile.write_text(query + "\n")
-        stats = Path(tmp) / "stats.json"
-        command = [
-            str(CLI),
-            "run",
-            str(qfile),
-            "--input",
-            str(data),
-            "--type-col",
-            "carrier",
-            "--time-col",
-            "time_hour",
-            "--sort",
-            "--engine",
-            engine,
-            "--format",
-            "jsonl",
-            "--output",
-            str(Path(tmp) / "m.jsonl"),
-            "--stats-json",
-            str(stats),
-            "--quiet",
-        ]
-        if engine != "eager":
-            command += ["--order", order]
-        try:
-            subprocess.run(command, check=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        result: dict[str, object] = json.loads(stats.read_text())
-        return result
+    options = [*FLIGHTS_OPTIONS, "--engine", engine] + (["--order", order] if engine != "eager" else [])
+    return cepcli_run(query, data, options, timeout, fmt="jsonl")
 
 
 def main() -> None:

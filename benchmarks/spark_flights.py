@@ -7,16 +7,12 @@ matches, so users see what starting Spark costs.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
+from runner import FLIGHTS_OPTIONS, cepcli_run
+
 ROOT = Path(__file__).resolve().parent.parent
-CLI = Path(sys.executable).with_name("cepcli")
 QUERIES = {
     "time shards": "PATTERN SEQ(UA a, B6 b, OO c) WHERE a.origin = c.origin WITHIN 2 hours",
     "[origin] groups": "PATTERN SEQ(UA a, B6 b, OO c) WHERE [origin] WITHIN 2 hours",
@@ -33,37 +29,12 @@ def main() -> None:
     print("|---|---|---:|---:|---:|")
     for name, text in QUERIES.items():
         for mode in ("local", "spark"):
-            with tempfile.TemporaryDirectory() as tmp:
-                query = Path(tmp) / "q.sase"
-                query.write_text(text + "\n")
-                stats = Path(tmp) / "stats.json"
-                command = [
-                    str(CLI),
-                    "run",
-                    str(query),
-                    "--input",
-                    str(args.data),
-                    "--type-col",
-                    "carrier",
-                    "--time-col",
-                    "time_hour",
-                    "--sort",
-                    "--format",
-                    "jsonl",
-                    "--output",
-                    str(Path(tmp) / "m.jsonl"),
-                    "--stats-json",
-                    str(stats),
-                    "--quiet",
-                ]
-                if mode == "spark":
-                    command += ["--spark", "--master", args.master]
-                started = time.perf_counter()
-                subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
-                wall = time.perf_counter() - started
-                result = json.loads(stats.read_text())
-                parts = result.get("partitions", 1)
-                print(f"| {name} | {mode} | {wall:.1f} | {result['matches']:,} | {parts} |", flush=True)
+            options = FLIGHTS_OPTIONS + (["--spark", "--master", args.master] if mode == "spark" else [])
+            result = cepcli_run(text, args.data, options, fmt="jsonl")
+            assert result is not None
+            wall = float(result["wall_seconds"])  # type: ignore[arg-type]
+            parts = result.get("partitions", 1)
+            print(f"| {name} | {mode} | {wall:.1f} | {result['matches']:,} | {parts} |", flush=True)
 
 
 if __name__ == "__main__":
