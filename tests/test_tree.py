@@ -82,3 +82,38 @@ def test_kleene_is_taken_last_and_only_after_the_others() -> None:
     assert [e.var for e in tree_state(tree, ("c",)).edges] == ["a"]
     (edge,) = tree_state(tree, ("c", "a")).edges
     assert (edge.var, edge.action) == ("b", Action.ITERATE)
+
+
+def _keyed(rows: list[tuple[int, str, str]]) -> str:
+    return "ts,type,k\n" + "".join(f"{ts},{kind},{k}\n" for ts, kind, k in rows)
+
+
+def test_an_arrival_whose_join_value_no_buffered_event_holds_starts_nothing() -> None:
+    # p_ne per value: the As that no buffered B can join (k = 2, 3, missing) start no
+    # instance; the A with k = 1 does, and finds the match.
+    query = "PATTERN AND(A a, B b) WHERE a.k = b.k WITHIN 10"
+    data = _keyed([(0, "B", "1"), (1, "A", "2"), (2, "A", "3"), (3, "A", ""), (4, "A", "1")])
+    found, stats = run_engine(query, data, "tree")
+    assert found == oracle(query, data)
+    assert len(found) == 1
+    assert stats.instances_created == 2  # in q_(a), then q_(a,b), for the last A only
+
+
+def test_partial_work_is_remembered_across_arrivals() -> None:
+    # Each A completes {a, d} and then needs the Bs that join d (b.k = d.k), which does
+    # not depend on the A: the five Bs are checked against d once, not once per A.
+    query = "PATTERN AND(A a, B b, D d) WHERE b.k = d.k WITHIN 100"
+    rows = [(0, "D", "1")] + [(1 + i, "B", "2") for i in range(5)]
+    rows += [(10 + i, "A", "x") for i in range(20)]
+    data = _keyed(rows)
+    found, stats = run_engine(query, data, "tree")
+    assert found == oracle(query, data) == set()
+    assert stats.predicate_evaluations == 5
+    assert stats.extra["tree_memo_hits"] == 19
+    # A B that joins arrives later: the remembered range grows by it alone, and the As
+    # after it find their matches.
+    later = rows + [(40, "B", "1")] + [(41 + i, "A", "y") for i in range(3)]
+    data = _keyed(later)
+    found, stats = run_engine(query, data, "tree")
+    assert found == oracle(query, data)
+    assert len(found) == 23  # the B with each of the twenty As before it, then the three after it

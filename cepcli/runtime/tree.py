@@ -13,35 +13,62 @@ state and before the arriving event. States exist while an instance is in them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from cepcli.automata.chain import Action
 from cepcli.automata.tree import TreeBranch, TreeEdge, TreeNfa, tree_state
-from cepcli.events import Event, Schema
+from cepcli.events import Event, Schema, events_of
+from cepcli.plan.nnf import to_nnf
+from cepcli.query import ast as a
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
-from cepcli.runtime.filters import earliest, latest, takes
+from cepcli.runtime.filters import FIRST, earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
+from cepcli.runtime.memo import TakeMemo
 from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
 
 COMPILED_STATES = 4096
+_NOTHING: tuple[Match, ...] = ()
 
 
 class _Edge:
-    """A tree edge resolved to slots and compiled conditions."""
+    """A tree edge resolved to slots, its buffer and compiled conditions. ``memo`` is the
+    edge's id in the ``TakeMemo`` (-1: not remembered), ``reads`` the variables its
+    conditions read besides its own (their events decide what it accepts)."""
 
-    __slots__ = ("spec", "slot", "bit", "kleene", "prec", "succ", "check", "iteration")
+    __slots__ = (
+        "spec",
+        "slot",
+        "bit",
+        "buffer",
+        "kleene",
+        "prec",
+        "succ",
+        "check",
+        "iteration",
+        "memo",
+        "reads",
+        "read_slots",
+    )
 
-    def __init__(self, spec: TreeEdge, tree: _TreeRuntime) -> None:
+    def __init__(self, spec: TreeEdge, tree: _TreeRuntime, taken: frozenset[str]) -> None:
         self.spec = spec
         self.slot = tree.slots[spec.var]
         self.bit = tree.bits[spec.var]
+        self.buffer = tree.buffers[self.bit]
         self.kleene = spec.action is Action.ITERATE
         self.prec = tuple(tree.slots[v] for v in spec.prec)
         self.succ = tuple(tree.slots[v] for v in spec.succ)
         self.check = tree.bound(spec.conditions.check)
+        conditions = tree.tree.branch.conditions
+        reads = frozenset(v for i in spec.conditions.check for v in conditions[i].variables) - {spec.var}
+        self.reads = reads
+        self.read_slots = tuple(sorted(tree.slots[v] for v in reads))
+        # Remembered only when the conditions read another variable (the entry lives
+        # while that variable's events are in the window) and the take is a single event.
+        self.memo = -1 if self.kleene or not reads else tree.memo_id(taken, spec.var)
         group = None if spec.group_by is None else tree.schema.index(spec.group_by)
         self.iteration = Iteration(
             spec.lo, spec.hi, tree.bound(spec.conditions.each_new), tree.equiv, group, tree.window, tree.stats
@@ -65,6 +92,7 @@ class _TreeRuntime(CompiledBranch):
         window: float,
         stats: Stats,
         bits: dict[str, int],
+        buffers: dict[int, EventBuffer],
         live_count: list[int],
     ) -> None:
         super().__init__(tree.branch, schema)
@@ -73,6 +101,8 @@ class _TreeRuntime(CompiledBranch):
         self.window = window
         self.stats = stats
         self.bits = bits
+        self.buffers = buffers
+        self.memo_ids: dict[tuple[frozenset[str], str], int] = {}
         self.live: dict[tuple[str, ...], _State] = {}
         self.compiled: dict[tuple[str, ...], dict[str, _Edge]] = {}  # least recently used first
         self.live_count = live_count  # shared by the trees of a Multi-Tree
@@ -80,9 +110,46 @@ class _TreeRuntime(CompiledBranch):
         self.early = [(self.negations_of([n], window, stats)[0], deps) for n, deps in tree.first_chance]
         self.post = self.negations_of(tree.post, window, stats)
         self.at_accept = self.bound(tree.at_accept)
-        self.trigger_edges = {v: _Edge(tree_state(tree, ()).edge(v), self) for v in tree.positives} | {
-            v: _Edge(_kleene_root_edge(tree, v), self) for v in tree.kleene
-        }
+        self.trigger_edges = {
+            v: _Edge(tree_state(tree, ()).edge(v), self, frozenset()) for v in tree.positives
+        } | {v: _Edge(_kleene_root_edge(tree, v), self, frozenset(tree.positives)) for v in tree.kleene}
+        every = tree.positives + tree.kleene
+        # per trigger variable: its bit, the buffers p_ne needs non-empty (reordered at
+        # run time so that the one found empty last is looked at first), and its probes
+        self.trigger_checks = [
+            (v, bits[v], [buffers[bits[o]] for o in every if o != v], self._probes(v)) for v in tree.triggers
+        ]
+
+    def _probes(self, var: str) -> _Probes:
+        """``p_ne`` per value: for each condition ``var.x = o.y`` with another positive
+        variable ``o``, the column ``x`` of the arriving event and the count of ``o``'s
+        buffered events per value of ``y``. A match needs an ``o`` with the value, so an
+        arriving event whose value no buffered ``o`` holds starts nothing."""
+        probes = []
+        schema = self.schema
+        for cond in self.tree.branch.conditions:
+            others = cond.variables - {var}
+            if cond.prefilter or cond.whole or cond.iterates or var not in cond.variables or len(others) != 1:
+                continue
+            (other,) = others
+            expr = to_nnf(cond.expr)
+            if other not in self.tree.positives or not isinstance(expr, a.Compare) or expr.op != "=":
+                continue
+            ends = [expr.left, expr.right]
+            if not all(isinstance(e, a.Attr) and e.index is a.Index.PLAIN for e in ends):
+                continue
+            mine, theirs = sorted(ends, key=lambda e: e.var != var)  # type: ignore[union-attr]
+            assert isinstance(mine, a.Attr) and isinstance(theirs, a.Attr)
+            if schema.time_col in (mine.attr, theirs.attr):
+                continue
+            counts = self.buffers[self.bits[other]].count_values(schema.index(theirs.attr))
+            probes.append((schema.index(mine.attr), counts))
+        return probes
+
+    def memo_id(self, taken: frozenset[str], var: str) -> int:
+        """One id per (variables taken, variable to take): the edges of every order of the
+        same variables are the same edge (same conditions, same ordering filters)."""
+        return self.memo_ids.setdefault((taken, var), len(self.memo_ids))
 
     def enter(self, ord: tuple[str, ...]) -> _State:
         """The live state for ``ord``, instantiated if no instance is in it. The edges
@@ -92,7 +159,8 @@ class _TreeRuntime(CompiledBranch):
         if state is None:
             edges = self.compiled.pop(ord, None)
             if edges is None:
-                edges = {e.var: _Edge(e, self) for e in tree_state(self.tree, ord).edges}
+                taken = frozenset(ord)
+                edges = {e.var: _Edge(e, self, taken) for e in tree_state(self.tree, ord).edges}
                 self.instantiated += 1
                 if len(self.compiled) >= COMPILED_STATES:
                     del self.compiled[next(iter(self.compiled))]
@@ -107,6 +175,37 @@ class _TreeRuntime(CompiledBranch):
         if not state.users:
             del self.live[state.ord]
             self.live_count[0] -= 1
+
+
+_Probes = list[tuple[int, dict[object, int]]]
+_Trigger = tuple[_TreeRuntime, str, list[EventBuffer], _Probes]
+
+
+def _nonempty(buffers: list[EventBuffer], limit: float) -> bool:
+    """``p_ne`` at the root: every other variable has an event in the window (the
+    buffers are evicted up to ``limit`` on the way, so their counters are exact)."""
+    for i, buffer in enumerate(buffers):
+        if not buffer.count_since(limit):
+            if i:
+                buffers.insert(0, buffers.pop(i))
+            return False
+    return True
+
+
+def _rarest(edges: dict[str, _Edge], pinned: str | None) -> _Edge | None:
+    """``p_se``: the edge of the remaining variable with the fewest buffered events
+    (ties: the first written); None when one has none (``p_ne``)."""
+    best: _Edge | None = None
+    fewest = -1
+    for var, edge in edges.items():
+        if var == pinned:
+            continue
+        count = len(edge.buffer)
+        if count == 0:
+            return None
+        if best is None or count < fewest:
+            best, fewest = edge, count
+    return best
 
 
 def _kleene_root_edge(tree: TreeBranch, var: str) -> TreeEdge:
@@ -124,13 +223,15 @@ class TreeRuntime:
         self.stats = stats
         self.bits = {v.name: v.bit for v in pattern.variables}
         self.live_count = [0]
-        self.trees = [
-            _TreeRuntime(t, schema, self.window, stats, self.bits, self.live_count) for t in nfa.branches
-        ]
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if not v.negated
         }
-        self.stored_mask = sum(1 << bit for bit in self.buffers)
+        self.trees = [
+            _TreeRuntime(t, schema, self.window, stats, self.bits, self.buffers, self.live_count)
+            for t in nfa.branches
+        ]
+        self.memo = TakeMemo(stats)
+        self.routes: dict[int, tuple[list[EventBuffer], list[_Trigger]]] = {}
         self.acceptance = Acceptance(pattern, stats)
         self.orders: Counter[tuple[str, ...]] = Counter()
         self.peak_live_states = 0
@@ -140,18 +241,30 @@ class TreeRuntime:
         acceptance.advance(event)
         if acceptance.out:
             yield from acceptance.take_output()
-        limit = event.ts - self.window
-        for buffer in self.buffers.values():
-            buffer.evict_before(limit)  # exact counters: every buffer follows the window
-        mask = event.mask
-        if mask & self.stored_mask:
-            for bit, buffer in self.buffers.items():
-                if mask >> bit & 1:
-                    buffer.add(event)
-        for tree in self.trees:
-            for var in tree.tree.triggers:
-                if mask >> self.bits[var] & 1 and self._nonempty(tree, var):
+        route = self.routes.get(event.mask)
+        if route is None:
+            route = self.routes[event.mask] = self._route(event.mask)
+        buffers, triggers = route
+        for buffer in buffers:
+            buffer.add(event)  # evicts what the window left behind
+        if triggers:
+            limit = event.ts - self.window
+            for tree, var, others, probes in triggers:
+                if _nonempty(others, limit) and self._probe(probes, event):
+                    self.memo.expire(limit)
                     yield from self._trigger(tree, var, event)
+
+    def _route(self, mask: int) -> tuple[list[EventBuffer], list[_Trigger]]:
+        """Where an event of variables ``mask`` goes: the buffers it is stored in, and the
+        variables it can be the last event of (with their trees)."""
+        buffers = [b for bit, b in self.buffers.items() if mask >> bit & 1]
+        triggers = [
+            (tree, var, others, probes)
+            for tree in self.trees
+            for var, bit, others, probes in tree.trigger_checks
+            if mask >> bit & 1
+        ]
+        return buffers, triggers
 
     def finish(self) -> Iterator[Match]:
         self.acceptance.finish()
@@ -160,22 +273,29 @@ class TreeRuntime:
     def counter(self, var: str) -> int:
         return len(self.buffers[self.bits[var]])
 
-    def _nonempty(self, tree: _TreeRuntime, var: str) -> bool:
-        """``p_ne`` at the root: every other variable has a buffered event."""
-        return all(self.counter(v) for v in tree.tree.positives + tree.tree.kleene if v != var)
+    def _probe(self, probes: _Probes, event: Event) -> bool:
+        """Does some buffered event hold the value of each equality join of ``event``?
+        (One hash look-up stands for the equality against all of them: counted as one
+        predicate evaluation.)"""
+        values = event.values
+        for column, counts in probes:
+            self.stats.predicate_evaluations += 1
+            if values[column] not in counts:
+                return False
+        return True
 
     # --- the descent ------------------------------------------------------------------------
 
-    def _trigger(self, tree: _TreeRuntime, var: str, event: Event) -> Iterator[Match]:
+    def _trigger(self, tree: _TreeRuntime, var: str, event: Event) -> Iterable[Match]:
         m: list[object] = [None] * len(tree.slots)
         key = (event.ts, event.row)
         if var in tree.tree.kleene:
-            yield from self._descend(tree, (), m, (), event.ts, event.ts, key, var, event)
-            return
+            return self._descend(tree, (), m, (), event.ts, event.ts, key, var, event)
         edge = tree.trigger_edges[var]
-        if takes(tree.equiv, edge.slot, edge.check, m, event, self.stats):
-            m[edge.slot] = event
-            yield from self._descend(tree, (var,), m, (event.row,), event.ts, event.ts, key, None, event)
+        if not takes(tree.equiv, edge.slot, edge.check, m, event, self.stats):
+            return _NOTHING
+        m[edge.slot] = event
+        return self._descend(tree, (var,), m, (event.row,), event.ts, event.ts, key, None, event)
 
     def _descend(
         self,
@@ -188,67 +308,117 @@ class TreeRuntime:
         last: Key,
         pinned: str | None,
         trigger: Event,
-    ) -> Iterator[Match]:
+    ) -> Iterable[Match]:
         """An instance in ``q_ord``: everything it takes lies before ``last``; a
-        ``pinned`` Kleene variable's subsets end with the arriving ``trigger``."""
+        ``pinned`` Kleene variable's subsets end with the arriving ``trigger``. It looks
+        at its next take at once; only an instance with somewhere to go costs a
+        generator (most instances of a busy stream die here)."""
         stats = self.stats
         stats.created()
         state = tree.enter(ord)
         if self.live_count[0] > self.peak_live_states:
             self.peak_live_states = self.live_count[0]
+        if not tree.early or self._first_chance(tree, ord, m, rows, min_ts, max_ts):
+            if len(state.edges) == (pinned in state.edges):  # nothing left but the pinned Kleene var
+                return self._continue(
+                    tree, state, None, (), ord, m, rows, min_ts, max_ts, last, pinned, trigger
+                )
+            edge = _rarest(state.edges, pinned)
+            if edge is not None:
+                items = self._candidates(tree, edge, ord, m, rows, min_ts, max_ts, last, pinned)
+                if items or edge.kleene:
+                    return self._continue(
+                        tree, state, edge, items, ord, m, rows, min_ts, max_ts, last, pinned, trigger
+                    )
+        tree.leave(state)
+        stats.deleted()
+        return _NOTHING
+
+    def _candidates(
+        self,
+        tree: _TreeRuntime,
+        edge: _Edge,
+        ord: tuple[str, ...],
+        m: list[object],
+        rows: tuple[int, ...],
+        min_ts: float,
+        max_ts: float,
+        last: Key,
+        pinned: str | None,
+    ) -> Sequence[Event]:
+        """The buffered events ``edge`` takes (for a Kleene edge: the candidates of its
+        subsets), within the ordering filters of the path, the window and ``last``."""
+        bounds = (
+            latest(edge.prec, m) if edge.prec else FIRST,
+            min(earliest(edge.succ, m), last) if edge.succ else last,
+            max_ts - self.window,
+            min_ts + self.window,
+        )
+        if edge.memo >= 0 and (pinned is not None or ord[0] not in edge.reads):
+            # the arriving event is not read: what earlier evaluations checked still holds
+            bound = [e for s in edge.read_slots for e in events_of(m[s])]
+            found = self.memo.candidates(
+                (edge.memo, tuple(e.row for e in bound)),
+                min(e.ts for e in bound),
+                edge.buffer,
+                bounds,
+                (tree.equiv, edge.slot, edge.check, m),
+            )
+            return [e for e in found if e.row not in rows]
+        candidates = edge.buffer.between(*bounds)
+        if edge.kleene:
+            return candidates
+        equiv, slot, check, stats = tree.equiv, edge.slot, edge.check, self.stats
+        return [e for e in candidates if e.row not in rows and takes(equiv, slot, check, m, e, stats)]
+
+    def _continue(
+        self,
+        tree: _TreeRuntime,
+        state: _State,
+        edge: _Edge | None,
+        items: Sequence[Event],
+        ord: tuple[str, ...],
+        m: list[object],
+        rows: tuple[int, ...],
+        min_ts: float,
+        max_ts: float,
+        last: Key,
+        pinned: str | None,
+        trigger: Event,
+    ) -> Iterator[Match]:
+        """The instance in ``state`` takes each of ``items`` in turn (or closes when
+        ``edge`` is None); it leaves the state when done."""
         try:
-            if not self._first_chance(tree, ord, m, rows, min_ts, max_ts):
-                return
-            remaining = [v for v in state.edges if v != pinned]
-            if not remaining:
+            if edge is None:
                 yield from self._close(tree, ord, m, rows, min_ts, max_ts, last, pinned, trigger)
                 return
-            var = self._rarest(remaining)
-            if var is None:
-                return
-            edge = state.edges[var]
-            before = min(earliest(edge.succ, m), last)
-            candidates = self.buffers[edge.bit].between(
-                latest(edge.prec, m), before, max_ts - self.window, min_ts + self.window
-            )
+            child = ord + (edge.spec.var,)
             if edge.kleene:
-                for subset, lo_ts in edge.iteration.subsets(m, rows, candidates, min_ts, max_ts, None):
+                for subset, lo_ts in edge.iteration.subsets(m, rows, items, min_ts, max_ts, None):
                     m2 = list(m)
                     m2[edge.slot] = subset
                     new_rows = rows + tuple(e.row for e in subset)
                     yield from self._descend(
-                        tree,
-                        ord + (var,),
-                        m2,
-                        new_rows,
-                        lo_ts,
-                        max(max_ts, subset[-1].ts),
-                        last,
-                        pinned,
-                        trigger,
+                        tree, child, m2, new_rows, lo_ts, max(max_ts, subset[-1].ts), last, pinned, trigger
                     )
-            else:
-                for event in candidates:
-                    if event.row in rows or not takes(
-                        tree.equiv, edge.slot, edge.check, m, event, self.stats
-                    ):
-                        continue
-                    m2 = list(m)
-                    m2[edge.slot] = event
-                    yield from self._descend(
-                        tree,
-                        ord + (var,),
-                        m2,
-                        rows + (event.row,),
-                        min(min_ts, event.ts),
-                        max(max_ts, event.ts),
-                        last,
-                        pinned,
-                        trigger,
-                    )
+                return
+            for event in items:
+                m2 = list(m)
+                m2[edge.slot] = event
+                yield from self._descend(
+                    tree,
+                    child,
+                    m2,
+                    rows + (event.row,),
+                    min(min_ts, event.ts),
+                    max(max_ts, event.ts),
+                    last,
+                    pinned,
+                    trigger,
+                )
         finally:
             tree.leave(state)
-            stats.deleted()
+            self.stats.deleted()
 
     def _close(
         self,
@@ -278,25 +448,13 @@ class TreeRuntime:
             self.orders[ord + (pinned,)] += 1
             yield from self._accept(tree, m2, lo_ts, max(max_ts, trigger.ts))
 
-    def _rarest(self, remaining: list[str]) -> str | None:
-        """``p_se``: the remaining variable with the fewest buffered events (ties: the
-        first written); None when one has none (``p_ne``)."""
-        best: str | None = None
-        fewest = -1
-        for var in remaining:
-            count = self.counter(var)
-            if count == 0:
-                return None
-            if best is None or count < fewest:
-                best, fewest = var, count
-        return best
-
     def report(self) -> None:
         """Tree-specific statistics: peak live states, states made, orders used."""
         extra = self.stats.extra
         extra["peak_live_states"] = self.peak_live_states
         extra["tree_states_instantiated"] = sum(t.instantiated for t in self.trees)
         extra["tree_orders"] = {" ".join(o): n for o, n in self.orders.most_common(10)}
+        extra["tree_memo_hits"] = self.memo.hits
 
     def _first_chance(
         self,
