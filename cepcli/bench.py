@@ -57,6 +57,8 @@ class BenchResult:
     windows: list[str]
     engines: list[str]
     cells: list[Cell] = field(default_factory=list)
+    bad_rows: int = 0  # input rows skipped (--on-bad-row skip)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -77,9 +79,13 @@ def bench(
     started = time.perf_counter()
     prepared = attach_input(compiled, options)
     read_stats = Stats()
-    events = list(prepared.source.events(Prefilter.of(compiled.pattern), read_stats))
+    typed = compiled.pattern.columns | {prepared.schema.time_col}
+    try:
+        events = list(prepared.source.events(Prefilter.of(compiled.pattern), read_stats, typed))
+    finally:
+        prepared.source.close()
     read_seconds = time.perf_counter() - started
-    prepared.source.close()
+    read_stats.report_bad_rows()
     window_texts = list(windows) or [_window_text(compiled.query.window)]
     result = BenchResult(
         str(compiled.query.structure.span),
@@ -90,6 +96,7 @@ def bench(
         list(engines),
     )
     result.query = compiled.text.strip()
+    result.bad_rows, result.warnings = read_stats.bad_rows, list(read_stats.warnings)
     counts = _counts(compiled.pattern, events)
     for window in window_texts:
         pattern = _with_window(compiled.query, window) if windows else compiled.pattern

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from cepcli import __version__
 from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
@@ -24,7 +25,7 @@ from cepcli.plan.pattern import Pattern
 from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CHUNK_ROWS, CsvOptions
+from cepcli.sources.csv import CHUNK_ROWS, ON_BAD_ROW, CsvOptions
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -60,6 +61,19 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _bad_row_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--on-bad-row (shared by run and bench)."""
+    return click.option(
+        "--on-bad-row",
+        type=click.Choice(ON_BAD_ROW),
+        default="fail",
+        show_default=True,
+        help="A bad row (wrong number of fields, unreadable or missing time, text in a numeric"
+        " column the query reads, time going back without --sort): stop with an error naming it,"
+        " or skip it, count it (bad_rows) and warn once.",
+    )(command)
+
+
 def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """--engine and --order (shared by run and explain)."""
     command = click.option(
@@ -90,6 +104,7 @@ def _input(kw: dict[str, Any]) -> CsvOptions:
         columns,
         kw["sort"],
         kw["chunk_rows"],
+        on_bad_row=kw.get("on_bad_row", "fail"),
     )
 
 
@@ -133,6 +148,7 @@ def cli() -> None:
 @cli.command("run")
 @click.argument("query", type=click.Path(dir_okay=False))
 @_input_options
+@_bad_row_option
 @_engine_options
 @click.option(
     "--format",
@@ -216,7 +232,7 @@ def run_command(
             show_progress = not quiet and err.is_terminal and total is not None
             on_match = start(prepared.schema, prepared.pattern)
             live = Stats(max_subsets=max_subsets)
-            live.on_warning = lambda message: err.print(f"[yellow]warning:[/] {message}", markup=True)
+            live.on_warning = lambda message: _warn(err, message)
             try:
                 with progress_bar(err, total, show_progress) as advance:
                     stats = run(options, on_match, prepared, on_progress=advance, stats=live)
@@ -300,6 +316,7 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
 @cli.command("bench")
 @click.argument("query", type=click.Path(dir_okay=False))
 @_input_options
+@_bad_row_option
 @click.option("--engines", default="eager,chain,tree", show_default=True, help="Engines to compare.")
 @click.option("--windows", default=None, help="Windows to try instead of the query's: 30min,1h,...")
 @click.option(
@@ -353,6 +370,8 @@ def bench_command(
         result = bench(
             query, _input(kw), names, spans, repeat, lambda label: status.update(f"running {label}")
         )
+    for message in result.warnings:
+        _warn(err, message)
     out = Console(highlight=False, width=None if Console().is_terminal else 140)
     out.print(f"input read once in {result.read_seconds:.2f} s; then replayed from memory")
     out.print(bench_table(result))
@@ -378,6 +397,11 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_broken_pipe()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _warn(console: Console, message: str) -> None:
+    """One warning line on standard error (data in it is not markup; never wrapped)."""
+    console.print(f"[yellow]warning:[/] {escape(message)}", markup=True, soft_wrap=True)
 
 
 def _error(message: str) -> None:

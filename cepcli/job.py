@@ -143,6 +143,7 @@ def run(
                 stats.extra["stopped_at_max_matches"] = True
                 break
     finally:
+        stats.report_bad_rows()  # also when stopped early, by an error or --max-matches
         stats.matches = written  # what was handed on, also when stopped early
         stats.seconds = time.perf_counter() - started
         stats.peak_rss_mb = peak_rss_mb()
@@ -191,7 +192,8 @@ def _frequency_order(
     if not engine(options.engine).lazy:
         return ()
     started = time.perf_counter()
-    counts, rows, sample = prepared.source.count_variables(prefilter)
+    typed = pattern.columns | {prepared.schema.time_col}
+    counts, rows, sample = prepared.source.count_variables(prefilter, typed)
     stats.extra["order_seconds"] = round(time.perf_counter() - started, 6)
     stats.extra["frequencies"] = {v.name: counts[v.bit] for v in pattern.variables}
     where = f"the first {rows:,} rows (standard input)" if sample else f"all {rows:,} rows"

@@ -167,6 +167,7 @@ def stats_panel(stats: Stats) -> Panel:
         ("engine", stats.engine),
         ("order", (", ".join(stats.order) or "-") + _order_note(stats)),
         ("events", f"{stats.events:,}"),
+        *([("bad rows skipped", f"{stats.bad_rows:,}")] if stats.bad_rows else []),
         ("relevant events", f"{stats.relevant_events:,}"),
         ("matches", f"{stats.matches:,}"),
         ("time", f"{stats.seconds:.3f} s"),

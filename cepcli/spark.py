@@ -82,6 +82,10 @@ def run_spark(
     path = input_path(compiled.query, compiled.path, options.input.path)
     if path == "-":
         raise UsageError("--spark reads its input with Spark: give a path with --input or FROM")
+    if options.input.on_bad_row != "fail":
+        raise UsageError(
+            "--on-bad-row skip is not supported with --spark (run without --spark to skip bad rows)"
+        )
     session = _session(spark.master)
     started = time.perf_counter()
     frame, columns = _read(session, path, options.input)
@@ -91,8 +95,15 @@ def run_spark(
         check_schema(compiled.query, schema)
     except QueryError as err:
         raise err.located(compiled.text, compiled.path) from None
-    csv_options = replace(
-        options.input, path="-", row_col=ROW, kinds=schema.kinds, time_numeric=time_numeric, sort=True
+    csv_options = replace(  # the workers read what _Job.run writes: a header, then the rows
+        options.input,
+        path="-",
+        header=True,
+        columns=None,
+        row_col=ROW,
+        kinds=schema.kinds,
+        time_numeric=time_numeric,
+        sort=True,
     )
     job = _Job(compiled.text, options.engine, options.order or (), csv_options, columns)
     pattern = compiled.pattern
@@ -230,7 +241,7 @@ class _Job:
         schema = source.schema()
         stats = Stats()
         prefilter = Prefilter.of(pattern)
-        events = source.events(prefilter, stats)
+        events = source.events(prefilter, stats, pattern.columns | {schema.time_col})
         lines = []
         for match in run_pattern(pattern, self.engine, events, schema, stats, self.order):
             if owned is not None and not owned[0] <= match.first_ts < owned[1]:

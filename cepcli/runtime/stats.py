@@ -13,7 +13,7 @@ class Stats:
 
     engine: str = ""
     order: tuple[str, ...] = ()
-    events: int = 0  # rows read, relevant or not
+    events: int = 0  # rows read, relevant or not (bad rows skipped are not events)
     relevant_events: int = 0  # events that reached the automaton
     matches: int = 0
     seconds: float = 0.0
@@ -28,7 +28,8 @@ class Stats:
     buffer_removals: int = 0
     predicate_evaluations: int = 0
     prefilter_evaluations: int = 0
-    bad_rows: int = 0
+    bad_rows: int = 0  # rows skipped with --on-bad-row skip
+    first_bad_row: str | None = None  # "row N: why" of the first of them
     peak_rss_mb: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
     every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
@@ -44,6 +45,12 @@ class Stats:
         self.warnings.append(message)
         if self.on_warning is not None:
             self.on_warning(message)
+
+    def report_bad_rows(self) -> None:
+        """The one warning about skipped bad rows (how many, and the first)."""
+        if self.bad_rows:
+            plural = "s" if self.bad_rows != 1 else ""
+            self.warn(f"skipped {self.bad_rows:,} bad row{plural} (first: {self.first_bad_row})")
 
     def snapshot(self) -> None:
         """Record the cumulative counters now (for work over time, e.g. per segment)."""

@@ -1,19 +1,27 @@
 """CSV input (SPEC section 1): files, ``.gz`` and standard input, read in chunks.
 
-Each chunk is typed (numeric-looking columns become numbers, empty cells missing),
-its timestamps parsed and checked, and prefiltered with vectorised masks; only the
-rows some variable can use become ``Event`` objects.
+The byte stream is cut into blocks of whole records here (quoted fields may hold
+delimiters and line breaks), and every record's number of fields is counted with numpy,
+so that a row with too many or too few fields is told apart and named. Each block is
+then parsed with pandas, typed (numeric-looking columns become numbers, empty cells
+missing), its timestamps parsed and checked, and prefiltered with vectorised masks;
+only the rows some variable can use become ``Event`` objects.
+
+Bad rows (``--on-bad-row``): a wrong number of fields, a missing or unreadable
+timestamp, text in a numeric column the query reads, a timestamp earlier than the
+latest one so far (without ``--sort``). With ``fail`` the first one stops the run
+after the rows before it were evaluated; with ``skip`` they are counted in
+``Stats.bad_rows`` and left out. Row ids stay those of the file either way.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import IO, Any
 
@@ -26,6 +34,8 @@ from cepcli.runtime.stats import Stats
 from cepcli.sources.prefilter import Prefilter
 
 CHUNK_ROWS = 65_536
+READ_BYTES = 1 << 20
+ON_BAD_ROW = ("fail", "skip")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +54,139 @@ class CsvOptions:
     row_col: str | None = None  # a column that holds the row ids (the Spark path ships them)
     kinds: tuple[Kind, ...] | None = None  # column kinds decided elsewhere (the Spark driver)
     time_numeric: bool | None = None  # likewise, whether the time column holds numbers
+    on_bad_row: str = "fail"  # "fail": the first bad row is an error; "skip": count and leave out
+
+
+# --- cutting the byte stream into records ---------------------------------------------------
+
+_COMMA, _QUOTE, _LF, _CR = 44, 34, 10, 13
+_EDGE = np.zeros(256, dtype=bool)  # next to these, a quote opens or closes a quoted field
+_EDGE[[_COMMA, _QUOTE, _LF, _CR]] = True
+_BLANK = np.zeros(256, dtype=bool)  # a line of only these is skipped (as pandas does)
+_BLANK[[32, 9, _LF, _CR]] = True
+
+
+def split_records(buf: bytes, final: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The complete records of ``buf``, which starts at a record boundary: their ends
+    (exclusive, after the line break), their numbers of fields, whether they hold
+    anything (blank lines are not rows), and whether a quoted field is open at the end.
+
+    Vectorised: a delimiter or line break counts when an even number of quotes precede
+    it. A quote counts when it can open or close a field (next to a delimiter, a line
+    break, another quote or the ends), so a stray ``5" screen`` inside an unquoted field
+    is text, as for pandas. ``final``: the stream ends here (a last line needs no break).
+    """
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    size = len(arr)
+    outside: np.ndarray | None = None
+    quotes = np.flatnonzero(arr == _QUOTE)
+    if len(quotes):
+        before = np.where(quotes > 0, arr[np.maximum(quotes - 1, 0)], _COMMA)
+        after = np.where(quotes < size - 1, arr[np.minimum(quotes + 1, size - 1)], _COMMA)
+        toggles = quotes[_EDGE[before] | _EDGE[after]]
+        if len(toggles):
+            flips = np.zeros(size, dtype=np.uint8)
+            flips[toggles] = 1
+            outside = np.bitwise_xor.accumulate(flips) == 0
+    breaks = arr == _LF
+    returns = np.flatnonzero(arr == _CR)
+    if len(returns):  # a lone CR ends a line too; one at the very end may be followed by LF
+        follow = np.where(returns < size - 1, arr[np.minimum(returns + 1, size - 1)], 0)
+        lone = returns[(follow != _LF) & ((returns < size - 1) | final)]
+        breaks[lone] = True
+    commas = arr == _COMMA
+    open_quote = False
+    if outside is not None:
+        breaks &= outside
+        commas &= outside
+        open_quote = not bool(outside[-1])
+    ends = np.flatnonzero(breaks) + 1
+    if final and size and (len(ends) == 0 or ends[-1] < size):
+        ends = np.append(ends, size)
+    starts = np.concatenate(([0], ends[:-1]))
+    comma_at = np.flatnonzero(commas)
+    fields = 1 + np.searchsorted(comma_at, ends) - np.searchsorted(comma_at, starts)
+    # a record holds something when a byte of it is not blank; most start with one
+    filled = ~_BLANK[arr[np.minimum(starts, max(size - 1, 0))]] & (ends > starts) if size else ends > starts
+    for i in np.flatnonzero(~filled & (ends > starts)):
+        filled[i] = bool(buf[starts[i] : ends[i]].strip(b" \t\r\n"))
+    return ends, fields, filled, open_quote
+
+
+@dataclass(slots=True)
+class _Piece:
+    """Whole non-blank records: the bytes that hold them, and for each record its start
+    and end in ``data`` and its number of fields."""
+
+    data: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    fields: np.ndarray
+    offset: int  # of ``data`` in the (decompressed) stream
+    lines: int  # line breaks before ``data``
+
+    def line(self, i: int) -> int:
+        """The 1-based line of the file where record ``i`` starts."""
+        return self.lines + self.data.count(b"\n", 0, int(self.starts[i])) + 1
+
+
+class _Records:
+    """A byte stream cut into blocks of whole CSV records."""
+
+    def __init__(self, stream: IO[bytes] | gzip.GzipFile, name: str) -> None:
+        self.stream = stream
+        self.name = name
+        self.carry = b""
+        self.eof = False
+        self.offset = 0  # bytes before ``carry``
+        self.lines = 0  # line breaks before ``carry``
+
+    def take(self, count: int) -> _Piece | None:
+        """The next ``count`` non-blank records (fewer at the end); None when there are none."""
+        parts = [self.carry]
+        breaks = max(self.carry.count(b"\n"), self.carry.count(b"\r"))
+        while True:
+            while not self.eof and breaks < count:
+                more = self.stream.read(READ_BYTES)
+                if not more:
+                    self.eof = True
+                    break
+                parts.append(more)
+                breaks += max(more.count(b"\n"), more.count(b"\r"))
+            buf = b"".join(parts) if len(parts) > 1 else parts[0]
+            parts = [buf]
+            ends, fields, filled, open_quote = split_records(buf, self.eof)
+            rows = np.flatnonzero(filled)
+            if len(rows) >= count or self.eof:
+                break
+            breaks = count - 1  # quoted line breaks or blank lines: read one more block
+        if self.eof and open_quote:
+            raise InputError(
+                f"a quoted field is not closed (from line {self.lines + 1} on)", filename=self.name
+            )
+        if len(rows) >= count:
+            rows = rows[:count]
+            cut = int(ends[rows[-1]])
+        else:
+            cut = len(buf)
+        starts = np.concatenate(([0], ends[:-1]))[rows]
+        piece = _Piece(buf[:cut], starts, ends[rows], fields[rows], self.offset, self.lines)
+        self.carry = buf[cut:]
+        self.offset += cut
+        self.lines += piece.data.count(b"\n")
+        return piece if len(rows) else None
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Up to ``chunk_rows`` data rows: those with the right number of fields parsed, the
+    others only named."""
+
+    frame: pd.DataFrame
+    ids: np.ndarray  # the frame's row ids
+    rows: int  # data rows in the chunk, bad ones included
+    wrong_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    wrong_message: str = ""  # why the first of ``wrong_ids`` is bad
 
 
 class CsvSource:
@@ -53,22 +196,24 @@ class CsvSource:
         self.options = options
         if options.path is None:
             raise ValueError("CsvSource needs a resolved path")
+        if options.on_bad_row not in ON_BAD_ROW:
+            raise ValueError(f"on_bad_row must be one of {ON_BAD_ROW}")
         self.path: str = options.path
         self.name = "<stdin>" if options.path == "-" else options.path
         self._raw: IO[bytes] | None = None
         self._stdin = stdin
-        self._reader: Iterator[pd.DataFrame] | None = None
-        self._first: pd.DataFrame | None = None
+        self._records: _Records | None = None
+        self._columns: list[str] = []
+        self._first: _Chunk | None = None
         self._schema: Schema | None = None
         self._time_numeric: bool | None = None
-        self.rows_read = 0
+        self.rows_read = 0  # data rows, bad ones included
         self.total_bytes: int | None = None
         self.on_chunk: Callable[[CsvSource], None] | None = None
 
     # --- opening and the schema -------------------------------------------------------
 
-    def _open(self) -> Iterator[pd.DataFrame]:
-        opts = self.options
+    def _open(self) -> _Records:
         try:
             if self.path == "-":
                 raw: IO[bytes] = self._stdin or sys.stdin.buffer
@@ -83,31 +228,28 @@ class CsvSource:
         stream: IO[bytes] | gzip.GzipFile = raw
         if self.path.endswith(".gz") or _gzip_magic(raw):
             stream = gzip.GzipFile(fileobj=raw)
-        try:
-            return pd.read_csv(
-                stream,
-                chunksize=opts.chunk_rows,
-                dtype=str,
-                keep_default_na=False,
-                na_filter=False,
-                header=0 if opts.header else None,
-                names=list(opts.columns) if opts.columns else None,
-                encoding="utf-8",
-            )
-        except pd.errors.EmptyDataError:
-            raise InputError("the input is empty (no header row)", filename=self.name) from None
-        except (ValueError, OSError, EOFError, UnicodeDecodeError) as err:
-            raise InputError(_reason(err), filename=self.name) from None
+        return _Records(stream, self.name)
 
     def schema(self) -> Schema:
         if self._schema is None:
-            self._reader = self._open()
+            self._records = self._open()
+            opts = self.options
+            if opts.header:
+                head = self._take(1)
+                if head is None:
+                    raise InputError("the input is empty (no header row)", filename=self.name)
+                self._columns = self._header(head)
+            else:
+                self._columns = list(opts.columns or ())
             first = self._next_chunk()
             if first is None:
-                raise InputError("the input is empty (no header row)", filename=self.name)
+                if not opts.header:
+                    raise InputError("the input is empty (no header row)", filename=self.name)
+                first = _Chunk(
+                    pd.DataFrame({c: pd.Series([], dtype=object) for c in self._columns}), _ids(0), 0
+                )
             self._first = first
-            opts = self.options
-            columns = tuple(str(c) for c in first.columns if c != opts.row_col)
+            columns = tuple(str(c) for c in self._columns if c != opts.row_col)
             for role, col in (("type", opts.type_col), ("time", opts.time_col)):
                 if col not in columns:
                     flag = "--type-col" if role == "type" else "--time-col"
@@ -115,29 +257,97 @@ class CsvSource:
                         f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                         filename=self.name,
                     )
+            frame = first.frame
             kinds = opts.kinds or tuple(
-                Kind.STR if c == opts.type_col else column_kind(first[c]) for c in columns
+                Kind.STR if c == opts.type_col else column_kind(frame[c]) for c in columns
             )
             self._schema = Schema(columns, kinds, opts.type_col, opts.time_col)
         return self._schema
 
-    def _next_chunk(self) -> pd.DataFrame | None:
-        assert self._reader is not None
+    def _take(self, count: int) -> _Piece | None:
+        assert self._records is not None
         try:
-            return next(self._reader)
-        except StopIteration:
+            return self._records.take(count)
+        except (EOFError, OSError, ValueError) as err:
+            raise InputError(_reason(err), filename=self.name) from None
+
+    def _header(self, head: _Piece) -> list[str]:
+        try:
+            names = pd.read_csv(io.BytesIO(head.data), header=0, nrows=0, dtype=str, encoding="utf-8")
+        except UnicodeDecodeError:
+            raise self._not_utf8(head) from None
+        except (ValueError, pd.errors.ParserError) as err:
+            raise InputError(_reason(err), filename=self.name) from None
+        return [str(c) for c in names.columns]
+
+    def _next_chunk(self) -> _Chunk | None:
+        """The next data rows, parsed; rows with a wrong number of fields set apart."""
+        if self._records is None:
             return None
-        except pd.errors.ParserError as err:
-            ragged = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
-            if ragged:
-                expected, line, saw = (int(g) for g in ragged.groups())
-                row = line - 1 - (1 if self.options.header else 0)
-                raise InputError(
-                    f"{saw} fields where {expected} are expected (line {line} of the file)", row, self.name
-                ) from None
-            raise InputError(_reason(err), filename=self.name) from None
-        except (UnicodeDecodeError, EOFError, OSError, ValueError) as err:
-            raise InputError(_reason(err), filename=self.name) from None
+        piece = self._take(self.options.chunk_rows)
+        if piece is None:
+            return None
+        expected = len(self._columns)
+        base = self.rows_read
+        self.rows_read += len(piece.fields)
+        all_ids = _ids(base, len(piece.fields))
+        right = piece.fields == expected
+        data = piece.data
+        wrong = np.flatnonzero(~right)
+        message = ""
+        if len(wrong):
+            first = int(wrong[0])
+            message = (
+                f"{int(piece.fields[first])} fields where {expected} are expected"
+                f" (line {piece.line(first)} of the file)"
+            )
+            edges = np.zeros(len(data) + 1, dtype=np.int8)  # drop the bytes of those records
+            edges[piece.starts[wrong]] += 1
+            edges[piece.ends[wrong]] -= 1
+            kept = np.cumsum(edges[:-1]) == 0
+            data = np.frombuffer(data, dtype=np.uint8)[kept].tobytes()
+        good = int(right.sum())
+        if good:
+            try:
+                frame = pd.read_csv(
+                    io.BytesIO(data),
+                    header=None,
+                    names=self._columns,
+                    index_col=False,
+                    dtype=str,
+                    keep_default_na=False,
+                    na_filter=False,
+                    encoding="utf-8",
+                )
+            except UnicodeDecodeError:
+                raise self._not_utf8(piece) from None
+            except (ValueError, pd.errors.ParserError) as err:
+                raise InputError(_reason(err), filename=self.name) from None
+        else:
+            frame = pd.DataFrame({c: pd.Series([], dtype=object) for c in self._columns})
+        if len(frame) != good:
+            raise InputError(
+                f"cannot cut lines {piece.line(0)}-{piece.line(len(piece.fields) - 1)} into rows"
+                " consistently (is a '\"' misplaced in a field?)",
+                filename=self.name,
+            )
+        ids = all_ids[right]
+        if self.options.row_col is not None:
+            ids = frame[self.options.row_col].to_numpy(dtype=np.int64)
+        return _Chunk(frame, ids, len(piece.fields), all_ids[wrong], message)
+
+    def _not_utf8(self, piece: _Piece) -> InputError:
+        try:
+            piece.data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            byte = err.object[err.start : err.start + 1]
+            line = piece.lines + piece.data.count(b"\n", 0, err.start) + 1
+            return InputError(
+                f"the input is not valid UTF-8 (byte {byte!r} at offset {piece.offset + err.start},"
+                f" line {line})",
+                filename=self.name,
+            )
+        return InputError("the input is not valid UTF-8", filename=self.name)
 
     def progress(self) -> tuple[int, int | None]:
         """Bytes consumed so far and the total, for a progress bar."""
@@ -159,7 +369,9 @@ class CsvSource:
         self, prefilter: Prefilter, stats: Stats, typed: frozenset[str] | None = None
     ) -> Iterator[Event]:
         """The events some variable can use, in stream order. Columns in ``typed`` (all
-        when None) hold numbers as numbers; the others keep their text until written."""
+        when None) hold numbers as numbers; the others keep their text until written.
+        A numeric column in ``typed`` or read by the prefilter that holds text makes a
+        bad row."""
         schema = self.schema()
         columns = frozenset(schema.columns) if typed is None else typed | {schema.type_col}
         chunks = self._chunk_events(schema, prefilter, stats, columns)
@@ -175,77 +387,152 @@ class CsvSource:
         self, schema: Schema, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
     ) -> Iterator[Event]:
         kinds = list(schema.kinds)
-        chunks = self._masked_chunks(schema, prefilter, stats, kinds)
+        chunks = self._masked_chunks(schema, prefilter, stats, kinds, typed)
         while True:
             started = time.perf_counter()  # input time: parse, type, prefilter, build
             found = next(chunks, None)
             if found is None:
                 stats.input_seconds += time.perf_counter() - started
                 return
-            chunk, ids, ts, masks = found
+            chunk, ids, ts, masks, values = found
             keep = np.flatnonzero(masks)
-            events = self._build(chunk, keep, masks, ts, ids, kinds, schema, typed) if len(keep) else []
+            events = self._build(chunk, keep, masks, ts, ids, values, schema, typed) if len(keep) else []
             stats.input_seconds += time.perf_counter() - started
             yield from events
             if self.on_chunk is not None:
                 self.on_chunk(self)
 
     def _masked_chunks(
-        self, schema: Schema, prefilter: Prefilter, stats: Stats, kinds: list[Kind]
-    ) -> Iterator[tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]]:
-        """Each chunk with its row ids, its timestamps and its variable masks."""
-        last_ts: float | None = None
-        last_value: object = None
+        self,
+        schema: Schema,
+        prefilter: Prefilter,
+        stats: Stats,
+        kinds: list[Kind],
+        typed: frozenset[str] = frozenset(),
+    ) -> Iterator[tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, dict[str, pd.Series]]]:
+        """Each chunk, bad rows left out (``skip``) or cut at the first (``fail``: raised
+        after the rows before it), with its row ids, timestamps, typed columns and
+        variable masks."""
+        skip = self.options.on_bad_row == "skip"
+        checked = [c for c in schema.columns if c in typed or c in prefilter.columns]
+        latest: tuple[float, object, int] | None = None  # the latest timestamp kept: value, text, row
         chunk = self._first
         self._first = None
         while chunk is not None:
-            base = self.rows_read
-            self.rows_read += len(chunk)
-            stats.events = self.rows_read
-            if self.options.row_col is not None:
-                ids = chunk[self.options.row_col].to_numpy(dtype=np.int64)
-            else:
-                ids = np.arange(base, base + len(chunk), dtype=np.int64)
-            ts = self._timestamps(chunk[schema.time_col], ids)
+            frame, ids = chunk.frame, chunk.ids
+            col = frame[schema.time_col]
+            ts = self._timestamps(col)
+            bad = np.isnan(ts)
+            values: dict[str, pd.Series] = {}
+            wrong_values: list[tuple[str, np.ndarray]] = []
+            for c in checked:
+                values[c], wrong = _typed(frame[c], schema.columns.index(c), kinds)
+                if wrong is not None:
+                    bad |= wrong
+                    wrong_values.append((c, wrong))
+            late = np.zeros(len(ts), dtype=bool)
             if not self.options.sort and len(ts):
-                last_ts, last_value = self._check_order(chunk, ts, ids, last_ts, last_value)
-            frame = {
-                c: self._column(chunk[c], c, kinds, schema, ids)
-                for c in prefilter.columns
-                if c != schema.time_col
-            }
-            frame[schema.time_col] = pd.Series(ts, index=chunk.index)
-            masks, evaluations = prefilter.masks(chunk[schema.type_col], frame)
+                running = np.maximum.accumulate(np.where(bad, -np.inf, ts))
+                before = np.concatenate(([latest[0] if latest else -np.inf], running[:-1]))
+                late = ~bad & (ts < before)
+                bad |= late
+
+            where = np.flatnonzero(bad)
+            first: tuple[int, str] | None = None
+            if len(where):
+                pos = int(where[0])
+                first = (int(ids[pos]), self._why(pos, frame, ids, ts, bad, wrong_values, latest))
+            if len(chunk.wrong_ids) and (first is None or int(chunk.wrong_ids[0]) < first[0]):
+                first = (int(chunk.wrong_ids[0]), chunk.wrong_message)
+            error: InputError | None = None
+            keep: np.ndarray | None = None
+            if first is not None and not skip:
+                keep = ids < first[0]
+                error = InputError(first[1], first[0], self.name)
+            elif first is not None:
+                keep = ~bad
+                stats.bad_rows += len(where) + len(chunk.wrong_ids)
+                if stats.first_bad_row is None:
+                    stats.first_bad_row = f"row {first[0]}: {first[1]}"
+            if keep is not None:
+                frame, ids, ts, col = frame[keep], ids[keep], ts[keep], col[keep]
+                values = {c: v[keep] for c, v in values.items()}
+            if len(ts):
+                latest = (float(ts[-1]), col.iloc[-1], int(ids[-1]))
+            stats.events += len(frame)
+            series = {c: values[c] for c in prefilter.columns if c != schema.time_col}
+            series[schema.time_col] = pd.Series(ts, index=frame.index)
+            masks, evaluations = prefilter.masks(frame[schema.type_col], series)
             stats.prefilter_evaluations += evaluations
-            yield chunk, ids, ts, masks
+            yield frame, ids, ts, masks, values
+            if error is not None:
+                raise error
             chunk = self._next_chunk()
 
-    def count_variables(self, prefilter: Prefilter) -> tuple[dict[int, int], int, bool]:
+    def _why(
+        self,
+        pos: int,
+        frame: pd.DataFrame,
+        ids: np.ndarray,
+        ts: np.ndarray,
+        bad: np.ndarray,
+        wrong_values: list[tuple[str, np.ndarray]],
+        latest: tuple[float, object, int] | None,
+    ) -> str:
+        """Why the row at ``pos`` of ``frame`` is bad: its timestamp, then its values,
+        then its time order (against the latest row kept before it)."""
+        col = frame[self.options.time_col]
+        value = col.iloc[pos]
+        if np.isnan(ts[pos]):
+            return self._time_problem(value)
+        for c, wrong in wrong_values:
+            if wrong[pos]:
+                return f"column {c!r} is numeric but holds {frame[c].iloc[pos]!r}"
+        earlier = np.flatnonzero(~bad[:pos])
+        if len(earlier):
+            j = int(earlier[-1])
+            held: tuple[object, int] = (col.iloc[j], int(ids[j]))
+        else:
+            assert latest is not None
+            held = (latest[1], latest[2])
+        whose = "the previous row's" if held[1] == int(ids[pos]) - 1 else f"row {held[1]}'s"
+        return (
+            f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
+            " (the input must be in time order; pass --sort to sort it)"
+        )
+
+    def count_variables(
+        self, prefilter: Prefilter, typed: frozenset[str] = frozenset()
+    ) -> tuple[dict[int, int], int, bool]:
         """How many events each variable can use (by bit): over the whole file, in a
         separate pass, or for standard input over the first chunk (a warm-up sample).
-        Returns the counts, the rows counted and whether it was a sample."""
+        Returns the counts, the rows counted and whether it was a sample. Bad rows are
+        skipped as the run will skip them; with ``fail`` the count stops at the first
+        (the run reports it, after the matches before it)."""
         schema = self.schema()
         bits = [f.bit for f in prefilter.variables]
         counts = dict.fromkeys(bits, 0)
-        if self.path == "-":
-            assert self._first is not None
-            sample = CsvSource(self.options, stdin=io.BytesIO(b""))
-            sample._schema, sample._first, sample._reader = schema, self._first, iter(())
-            chunks = sample._masked_chunks(schema, prefilter, Stats(), list(schema.kinds))
-            is_sample = True
-        else:
-            whole = CsvSource(self.options)
-            whole.schema()
-            chunks = whole._masked_chunks(schema, prefilter, Stats(), list(schema.kinds))
-            is_sample = False
+        whole: CsvSource | None = None
+        is_sample = self.path == "-"
         rows = 0
         try:
-            for chunk, _, _, masks in chunks:
+            if is_sample:
+                assert self._first is not None
+                sample = CsvSource(self.options, stdin=io.BytesIO(b""))
+                sample._schema, sample._first = schema, self._first
+                chunks = sample._masked_chunks(schema, prefilter, Stats(), list(schema.kinds), typed)
+            else:
+                whole = CsvSource(self.options)
+                whole.schema()
+                chunks = whole._masked_chunks(schema, prefilter, Stats(), list(schema.kinds), typed)
+            for chunk, _, _, masks, _ in chunks:
                 rows += len(chunk)
                 for bit in bits:
                     counts[bit] += int(np.count_nonzero(masks >> bit & 1))
+        except InputError:
+            pass  # the run itself meets the same error where it is, and reports it
         finally:
-            if not is_sample:
+            if whole is not None:
                 whole.close()
         return counts, rows, is_sample
 
@@ -256,7 +543,7 @@ class CsvSource:
         masks: np.ndarray,
         ts: np.ndarray,
         ids: np.ndarray,
-        kinds: list[Kind],
+        values: dict[str, pd.Series],
         schema: Schema,
         typed: frozenset[str],
     ) -> list[Event]:
@@ -264,65 +551,49 @@ class CsvSource:
         grid = part[list(schema.columns)].to_numpy(dtype=object)
         for i, c in enumerate(schema.columns):
             if c in typed:
-                grid[:, i] = _python(self._column(part[c], c, kinds, schema, ids[keep]))
+                grid[:, i] = _python(values[c].iloc[keep])
         # Other columns keep their text ('' for missing) and are typed when written
         # (events.typed_value): most events are never part of a match.
-        values = grid.tolist()
+        rows = grid.tolist()
         types = part[schema.type_col].tolist()
-        rows = ids[keep].tolist()
+        row_ids = ids[keep].tolist()
         times = ts[keep].tolist()
-        return list(map(Event, rows, times, types, values, masks[keep].tolist()))
+        return list(map(Event, row_ids, times, types, rows, masks[keep].tolist()))
 
-    def _column(
-        self, col: pd.Series, name: str, kinds: list[Kind], schema: Schema, ids: np.ndarray
-    ) -> pd.Series:
-        """A column typed by its kind: numbers (NaN when missing) or strings (None)."""
-        i = schema.columns.index(name)
-        kind = kinds[i]
-        if kind is Kind.UNKNOWN:
-            kind = kinds[i] = column_kind(col)
-        if kind is Kind.STR or kind is Kind.UNKNOWN:
-            return col.where(col != "", None)
-        numbers = pd.to_numeric(col, errors="coerce")
-        bad = numbers.isna() & (col != "")
-        if bad.any():
-            pos = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(
-                f"column {name!r} is numeric but holds {col.iloc[pos]!r}",
-                int(ids[pos]),
-                self.name,
-            )
-        if kind is Kind.INT:
-            return numbers.astype("Int64") if numbers.isna().any() else numbers.astype("int64")
-        return numbers.astype("float64")
-
-    def _timestamps(self, col: pd.Series, ids: np.ndarray) -> np.ndarray:
+    def _timestamps(self, col: pd.Series) -> np.ndarray:
+        """Seconds; NaN where the value is missing or unreadable."""
         opts = self.options
         if self._time_numeric is None:
             self._time_numeric = (
                 opts.time_numeric if opts.time_numeric is not None else time_is_numeric(col, opts.time_format)
             )
-        return parse_times(col, ids, self._time_numeric, opts.time_format, opts.time_col, self.name)
+        return read_times(col, self._time_numeric, opts.time_format)
 
-    def _check_order(
-        self, chunk: pd.DataFrame, ts: np.ndarray, ids: np.ndarray, last_ts: float | None, last_value: object
-    ) -> tuple[float, object]:
-        col = chunk[self.options.time_col]
-        if last_ts is not None and ts[0] < last_ts:
-            self._decrease(0, last_value, col.iloc[0], ids)
-        drops = np.flatnonzero(np.diff(ts) < 0)
-        if len(drops):
-            pos = int(drops[0]) + 1
-            self._decrease(pos, col.iloc[pos - 1], col.iloc[pos], ids)
-        return float(ts[-1]), col.iloc[-1]
+    def _time_problem(self, value: object) -> str:
+        opts = self.options
+        return time_problem(value, bool(self._time_numeric), opts.time_format, opts.time_col)
 
-    def _decrease(self, pos: int, before: object, after: object, ids: np.ndarray) -> None:
-        raise InputError(
-            f"timestamp {after!r} is earlier than the previous row's {before!r}"
-            " (the input must be in time order; pass --sort to sort it)",
-            int(ids[pos]),
-            self.name,
-        )
+
+def _ids(start: int, count: int = 0) -> np.ndarray:
+    return np.arange(start, start + count, dtype=np.int64)
+
+
+def _typed(col: pd.Series, i: int, kinds: list[Kind]) -> tuple[pd.Series, np.ndarray | None]:
+    """A column typed by its kind: numbers (NaN when missing) or strings (None); and
+    where a numeric column holds text (None when nowhere)."""
+    kind = kinds[i]
+    if kind is Kind.UNKNOWN:
+        kind = kinds[i] = column_kind(col)
+    if kind is Kind.STR or kind is Kind.UNKNOWN:
+        return col.where(col != "", None), None
+    numbers = pd.to_numeric(col, errors="coerce")
+    wrong = (numbers.isna() & (col != "")).to_numpy()
+    if kind is Kind.INT and numbers.dtype.kind in "iu":
+        return numbers.astype("int64"), (wrong if wrong.any() else None)
+    whole = numbers.dropna()
+    if kind is Kind.INT and bool((np.isfinite(whole) & (whole == np.floor(whole))).all()):
+        return numbers.astype("Int64"), (wrong if wrong.any() else None)
+    return numbers.astype("float64"), (wrong if wrong.any() else None)
 
 
 def _gzip_magic(raw: IO[bytes]) -> bool:
@@ -338,39 +609,54 @@ def _gzip_magic(raw: IO[bytes]) -> bool:
 
 
 def time_is_numeric(col: pd.Series, time_format: str | None) -> bool:
-    """Numbers or date-times? Decided by the first value (a later non-number is then an
-    error naming its row)."""
-    first = pd.to_numeric(col.iloc[:1], errors="coerce")
-    return time_format is None and bool(first.notna().all())
+    """Numbers or date-times? Decided by the values of the first chunk: numbers when
+    most of them are (a later non-number is then a bad row naming its row)."""
+    if time_format is not None:
+        return False
+    present = col[col != ""]
+    if present.empty:
+        return True
+    numbers = int(pd.to_numeric(present, errors="coerce").notna().sum())
+    return 2 * numbers > len(present)
+
+
+def read_times(col: pd.Series, numeric: bool, time_format: str | None) -> np.ndarray:
+    """Timestamps in seconds; NaN where a value is missing or unreadable."""
+    if numeric:
+        parsed = pd.to_numeric(col, errors="coerce").astype("float64")
+    else:
+        try:
+            stamps = pd.to_datetime(col, format=time_format or "ISO8601", errors="coerce", utc=True)
+        except ValueError:
+            stamps = pd.Series(pd.NaT, index=col.index)
+        parsed = (stamps.astype("int64") / 1e9).where(stamps.notna())
+    out = parsed.to_numpy(dtype="float64")
+    out[(col == "").to_numpy()] = np.nan
+    return out
+
+
+def time_problem(value: object, numeric: bool, time_format: str | None, time_col: str) -> str:
+    """Why a timestamp cannot be read."""
+    if value == "":
+        return f"missing timestamp in column {time_col!r}"
+    how = (
+        f"with --time-format {time_format!r}"
+        if time_format
+        else ("as a number" if numeric else "as an ISO-8601 date-time")
+    )
+    return f"cannot read timestamp {value!r} {how}"
 
 
 def parse_times(
     col: pd.Series, ids: np.ndarray, numeric: bool, time_format: str | None, time_col: str, name: str
 ) -> np.ndarray:
     """Timestamps in seconds; an empty or unreadable one is an error naming its row."""
-    empty = (col == "").to_numpy()
-    if empty.any():
-        pos = int(np.flatnonzero(empty)[0])
-        raise InputError(f"missing timestamp in column {time_col!r}", int(ids[pos]), name)
-    if numeric:
-        parsed = pd.to_numeric(col, errors="coerce").astype("float64")
-        bad = parsed.isna().to_numpy()
-    else:
-        try:
-            stamps = pd.to_datetime(col, format=time_format or "ISO8601", errors="coerce", utc=True)
-        except ValueError:
-            stamps = pd.Series(pd.NaT, index=col.index)
-        bad = stamps.isna().to_numpy()
-        parsed = stamps.astype("int64") / 1e9
+    parsed = read_times(col, numeric, time_format)
+    bad = np.isnan(parsed)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        how = (
-            f"with --time-format {time_format!r}"
-            if time_format
-            else ("as a number" if numeric else "as an ISO-8601 date-time")
-        )
-        raise InputError(f"cannot read timestamp {col.iloc[pos]!r} {how}", int(ids[pos]), name)
-    return parsed.to_numpy(dtype="float64")
+        raise InputError(time_problem(col.iloc[pos], numeric, time_format, time_col), int(ids[pos]), name)
+    return parsed
 
 
 def column_kind(col: pd.Series) -> Kind:

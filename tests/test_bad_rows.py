@@ -1,0 +1,228 @@
+"""``--on-bad-row fail|skip``: every kind of bad row, with both modes and every engine.
+
+``fail`` (the default) stops at the first bad row with one error line naming it (the
+0-based data row, as in matches) and exit code 1, after the matches found in the rows
+before it were written. ``skip`` leaves bad rows out: the matches are those of the same
+file with the bad rows removed by hand (row ids mapped back to the file's), the stats
+count them as ``bad_rows``, and one warning line names the first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from cepcli.cli import cli
+from cepcli.engines import ENGINE_NAMES
+
+QUERY = "PATTERN SEQ(A a, B b, C c)\nWHERE a.price < c.price\nWITHIN 10\n"
+HEADER = "ts,type,price"
+# Row 4 is replaced by a bad row; with --chunk-rows 4 it opens the second chunk, after
+# the column kinds were decided (price is numeric). Rows 0-2 match before it.
+GOOD = ["0,A,1", "1,B,2", "2,C,3", "3,X,0", "4,X,0", "5,A,2", "6,B,3", "7,C,9", "8,C,1"]
+BAD_AT = 4
+
+# kind -> (the bad row, what the error says about it). Each would change the matches if
+# it were read (as a C at row 4 with price 9 it would complete a=0, b=1).
+BAD_ROWS = {
+    "too-many-fields": ("4,C,9,7", "4 fields where 3 are expected (line 6 of the file)"),
+    "too-few-fields": ("4,C", "2 fields where 3 are expected (line 6 of the file)"),
+    "unparsable-time": ("x,C,9", "cannot read timestamp 'x' as a number"),
+    "missing-time": (",C,9", "missing timestamp in column 'ts'"),
+    "text-in-numeric-column": ("4,C,abc", "column 'price' is numeric but holds 'abc'"),
+    "time-goes-back": (
+        "1,C,9",
+        "timestamp '1' is earlier than the previous row's '3'"
+        " (the input must be in time order; pass --sort to sort it)",
+    ),
+}
+
+
+def _csv(lines: list[str]) -> str:
+    return "\n".join([HEADER, *lines]) + "\n"
+
+
+def _invoke(args: list[str]) -> Result:
+    result = CliRunner().invoke(cli, args)
+    assert "Traceback" not in result.output and "internal error" not in result.stderr, result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def _matches(stdout: str, ids: list[int] | None = None) -> set[tuple[int, ...]]:
+    """Each jsonl match as its row ids (a, b, c); ``ids`` maps rows of a cleaned file back."""
+    out = set()
+    for line in stdout.splitlines():
+        obj = json.loads(line)
+        rows = tuple(int(obj[v]["_row"]) for v in ("a", "b", "c"))
+        out.add(tuple(ids[r] for r in rows) if ids is not None else rows)
+    return out
+
+
+def _run(tmp_path: Path, lines: list[str], *extra: str, name: str = "in.csv") -> Result:
+    query, data = tmp_path / "q.sase", tmp_path / name
+    query.write_text(QUERY)
+    data.write_text(_csv(lines))
+    return _invoke(["run", str(query), "-i", str(data), "--format", "jsonl", "--chunk-rows", "4", *extra])
+
+
+def _with_bad(kind: str) -> list[str]:
+    lines = list(GOOD)
+    lines[BAD_AT] = BAD_ROWS[kind][0]
+    return lines
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_ROWS))
+def test_fail_names_the_row_after_writing_earlier_matches(tmp_path: Path, kind: str) -> None:
+    for mode in ([], ["--on-bad-row", "fail"]):
+        result = _run(tmp_path, _with_bad(kind), "-q", *mode)
+        assert result.exit_code == 1, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert lines == [f"cepcli: error: {tmp_path / 'in.csv'}: row {BAD_AT}: {BAD_ROWS[kind][1]}"], lines
+        assert _matches(result.stdout) == {(0, 1, 2)}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_ROWS))
+def test_skip_gives_the_matches_of_the_file_without_the_bad_row(tmp_path: Path, kind: str) -> None:
+    stats = tmp_path / "stats.json"
+    result = _run(tmp_path, _with_bad(kind), "-q", "--on-bad-row", "skip", "--stats-json", str(stats))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"warning: skipped 1 bad row (first: row {BAD_AT}: {BAD_ROWS[kind][1]})"
+    ]
+    kept = [i for i in range(len(GOOD)) if i != BAD_AT]
+    clean = _run(tmp_path, [GOOD[i] for i in kept], "-q", name="clean.csv")
+    assert clean.exit_code == 0, clean.stderr
+    expected = _matches(clean.stdout, kept)
+    assert expected == {(0, 1, 2), (0, 1, 7), (0, 6, 7), (5, 6, 7)}
+    assert _matches(result.stdout) == expected
+    numbers = json.loads(stats.read_text())
+    assert numbers["bad_rows"] == 1
+    assert numbers["events"] == len(GOOD) - 1
+    assert numbers["warnings"] == [f"skipped 1 bad row (first: row {BAD_AT}: {BAD_ROWS[kind][1]})"]
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_every_engine_fails_and_skips_alike(tmp_path: Path, engine: str) -> None:
+    """Several bad rows of different kinds, in both chunks; lazy engines measure their
+    order over the same rows the run reads."""
+    lines = list(GOOD)
+    lines[1:1] = ["1,B,2,2"]  # row 1: too many fields
+    lines[6:6] = ["4,C"]  # row 6: too few
+    lines.append("2,C,99")  # row 11: back in time
+    bad = [1, 6, 11]
+    fail = _run(tmp_path, lines, "-q", "-e", engine)
+    assert fail.exit_code == 1
+    assert "row 1: 4 fields where 3 are expected" in fail.stderr
+    assert len(fail.stderr.strip().splitlines()) == 1
+    assert fail.stdout == ""  # nothing before row 1 completes a match
+    stats = tmp_path / "stats.json"
+    skip = _run(tmp_path, lines, "-e", engine, "--on-bad-row", "skip", "--stats-json", str(stats))
+    assert skip.exit_code == 0, skip.stderr
+    kept = [i for i in range(len(lines)) if i not in bad]
+    clean = _run(tmp_path, [lines[i] for i in kept], "-q", "-e", engine, name="clean.csv")
+    assert _matches(skip.stdout) == _matches(clean.stdout, kept) != set()
+    assert json.loads(stats.read_text())["bad_rows"] == 3
+    warnings = [line for line in skip.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: skipped 3 bad rows (first: row 1: 4 fields where 3 are expected (line 3 of the file))"
+    ]
+    assert "bad rows skipped" in skip.stderr  # the stats panel
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_fail_writes_the_matches_before_the_bad_row_in_its_chunk(tmp_path: Path, engine: str) -> None:
+    """The bad row is in the first chunk: the rows before it are still evaluated."""
+    result = _run(tmp_path, _with_bad("too-many-fields"), "-q", "-e", engine, "--chunk-rows", "100")
+    assert result.exit_code == 1
+    assert f"row {BAD_AT}: 4 fields" in result.stderr
+    assert _matches(result.stdout) == {(0, 1, 2)}
+
+
+def test_time_going_back_under_skip_is_judged_against_the_latest_row_kept(tmp_path: Path) -> None:
+    """A row earlier than the latest kept timestamp is skipped, also after a skipped row."""
+    lines = ["0,A,1", "5,B,2", "3,C,3", "4,C,4", "6,C,5"]
+    stats = tmp_path / "stats.json"
+    result = _run(tmp_path, lines, "-q", "--on-bad-row", "skip", "--stats-json", str(stats))
+    assert result.exit_code == 0, result.stderr
+    assert _matches(result.stdout) == {(0, 1, 4)}
+    assert json.loads(stats.read_text())["bad_rows"] == 2
+    assert "first: row 2: timestamp '3' is earlier than the previous row's '5'" in result.stderr
+    assert "row 1's" not in result.stderr
+    # With --sort nothing is out of order, so nothing is bad.
+    result = _run(tmp_path, lines, "-q", "--on-bad-row", "skip", "--sort", "--stats-json", str(stats))
+    assert json.loads(stats.read_text())["bad_rows"] == 0
+    assert "warning" not in result.stderr
+
+
+def test_skipped_row_holds_no_time_for_the_order_check(tmp_path: Path) -> None:
+    """The row after a skipped one is compared with the latest row kept, named."""
+    lines = ["0,A,1", "5,B,2", "x,C,3", "4,C,4", "6,C,5"]
+    stats = tmp_path / "stats.json"
+    result = _run(tmp_path, lines, "--on-bad-row", "skip", "--stats-json", str(stats))
+    assert json.loads(stats.read_text())["bad_rows"] == 2
+    assert "first: row 2: cannot read timestamp 'x' as a number" in result.stderr
+    assert _matches(result.stdout) == {(0, 1, 4)}
+
+
+def test_quoted_fields_may_hold_delimiters_and_line_breaks(tmp_path: Path) -> None:
+    """Field counting follows the quotes: one row spans two lines; a stray quote inside an
+    unquoted field is text."""
+    lines = ['0,"A",1', '1,B,"2"', '2,C,"3,0"', '3,X,"a\nb"', '4,X,5" screen', "5,C,9"]
+    stats = tmp_path / "stats.json"
+    result = _run(tmp_path, lines, "-q", "--on-bad-row", "skip", "--stats-json", str(stats))
+    assert result.exit_code == 0, result.stderr
+    numbers = json.loads(stats.read_text())
+    assert numbers["bad_rows"] == 0 and numbers["events"] == 6
+    assert _matches(result.stdout) == {(0, 1, 2), (0, 1, 5)}  # price holds text: compared as strings
+
+
+def test_file_level_errors_still_fail_under_skip(tmp_path: Path) -> None:
+    query, data = tmp_path / "q.sase", tmp_path / "latin.csv"
+    query.write_text(QUERY)
+    data.write_bytes(b"ts,type,price\n0,A,1\n1,B,2\n2,C,3\n3,X,caf\xe9\n")
+    result = _invoke(["run", str(query), "-i", str(data), "-q", "--on-bad-row", "skip"])
+    assert result.exit_code == 1
+    assert "not valid UTF-8" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    data.write_text("ts,kind,price\n0,A,1\n")
+    result = _invoke(["run", str(query), "-i", str(data), "-q", "--on-bad-row", "skip"])
+    assert result.exit_code == 1 and "no type column 'type'" in result.stderr
+
+
+def test_spark_refuses_skip_in_one_line(tmp_path: Path) -> None:
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text(QUERY)
+    data.write_text(_csv(GOOD))
+    result = _invoke(["run", str(query), "-i", str(data), "--spark", "--on-bad-row", "skip"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--on-bad-row skip is not supported with --spark" in lines[0]
+
+
+def test_bench_skips_and_warns(tmp_path: Path) -> None:
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text(QUERY)
+    data.write_text(_csv(_with_bad("too-few-fields")))
+    out = tmp_path / "bench.json"
+    args = ["bench", str(query), "-i", str(data), "--engines", "eager,chain,tree", "--repeat", "1"]
+    result = _invoke([*args, "--on-bad-row", "skip", "--json", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "warning: skipped 1 bad row (first: row 4: 2 fields where 3 are expected" in result.stderr
+    numbers = json.loads(out.read_text())
+    assert numbers["bad_rows"] == 1 and {c["matches"] for c in numbers["cells"]} == {4}
+    result = _invoke(args)
+    assert result.exit_code == 1 and "row 4: 2 fields where 3 are expected" in result.stderr
+
+
+def test_records_are_cut_at_unquoted_line_breaks_and_blank_lines_are_not_rows() -> None:
+    from cepcli.sources.csv import split_records
+
+    data = b'a,b\n  \n x,y\n\n1,2\r\n\t\r\n"q,\n",3'
+    ends, fields, filled, open_quote = split_records(data, True)
+    assert ends.tolist() == [4, 7, 12, 13, 18, 21, 28]
+    assert fields.tolist() == [2, 1, 2, 1, 2, 1, 2]  # the quoted comma and line break are text
+    assert filled.tolist() == [True, False, True, False, True, False, True]
+    assert not open_quote
