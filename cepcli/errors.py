@@ -96,10 +96,13 @@ def caret_snippet(filename: str, source: str, span: Span, message: str) -> str:
     if span.line <= 0:
         return f"{filename}: {message}"
     head = f"{filename}:{span.line}:{span.col}: {message}"
-    lines = source.splitlines()
+    # Lines as the parser counts them: only "\n" ends one (not "\r", "\f", U+2028, ...).
+    lines = source.split("\n")
     if not 0 < span.line <= len(lines):
         return head
-    text = lines[span.line - 1].expandtabs(1)
+    line = lines[span.line - 1].removesuffix("\r").expandtabs(1)
+    # One column per character: anything unprintable shows as a space.
+    text = "".join(c if c.isprintable() else " " for c in line)
     width = 1
     if span.end_line == span.line and span.end_col > span.col:
         width = span.end_col - span.col

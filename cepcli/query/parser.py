@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
     UnexpectedEOF,
@@ -56,6 +57,13 @@ _TOKEN_NAMES = {
 }
 
 
+# Deeper queries are refused before anything recurses over them (the transformer, the
+# checks, the printer, the generated Python of a condition). Real queries nest < 10.
+MAX_DEPTH = 100
+# A repetition bound above this is refused (so that int() never meets thousands of digits).
+MAX_REPETITION = 1_000_000
+
+
 @cache
 def _parser() -> Lark:
     grammar = resources.files("cepcli.query").joinpath("grammar.lark").read_text()
@@ -66,14 +74,34 @@ def parse_query(text: str, filename: str = "<query>") -> a.Query:
     """Parse SASE+ text. Raises ``QueryError`` (with the caret snippet) on any error."""
     try:
         tree = _parser().parse(text)
+        _check_depth(tree)
         query: a.Query = _ToAst().transform(tree)
     except UnexpectedInput as err:
         raise _syntax_error(err, text).located(text, filename) from None
+    except QueryError as err:
+        raise err.located(text, filename) from None
     except VisitError as err:
         if isinstance(err.orig_exc, QueryError):
             raise err.orig_exc.located(text, filename) from None
         raise
     return query
+
+
+def _check_depth(tree: Tree[Token]) -> None:
+    """Refuse a parse tree deeper than ``MAX_DEPTH``, at its first node that is too deep
+    (iteratively: a recursive walk would itself overflow on such a query)."""
+    stack: list[tuple[Tree[Token], int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            meta = node.meta
+            span = Span(0, 0) if getattr(meta, "empty", True) else Span(meta.line, meta.column)
+            raise QueryError(
+                f"the query nests too deeply here: more than {MAX_DEPTH} levels of nested patterns,"
+                " NOTs, operators or function calls",
+                Span(span.line, span.col, span.line, span.col + 1),
+            )
+        stack.extend((child, depth + 1) for child in reversed(node.children) if isinstance(child, Tree))
 
 
 def _syntax_error(err: UnexpectedInput, text: str) -> QueryError:
@@ -165,6 +193,25 @@ def _unquote(tok: Token) -> str:
     return str(tok)[1:-1]
 
 
+def _bound(tok: Token) -> int:
+    """A repetition bound, refused above ``MAX_REPETITION`` (and before ``int()`` meets
+    thousands of digits)."""
+    digits = str(tok).lstrip("0") or "0"
+    if len(digits) > len(str(MAX_REPETITION)) or int(digits) > MAX_REPETITION:
+        raise QueryError(
+            f"the repetition bound {_shown(tok)} is too large (at most {MAX_REPETITION:,};"
+            " write {l,} for no upper bound)",
+            _tok_span(tok),
+        )
+    return int(digits)
+
+
+def _shown(tok: Token) -> str:
+    """A literal for a message, cut short if it is very long."""
+    text = str(tok)
+    return text if len(text) <= 20 else text[:12] + "..."
+
+
 def _number(text: str) -> int | float:
     value = float(text)
     if value.is_integer() and not any(c in text for c in ".eE"):
@@ -233,10 +280,10 @@ class _ToAst(Transformer[Token, Any]):
         return a.Kleene(type_, str(var), lo, hi, _span(meta))
 
     def bounds_exact(self, meta: Meta, n: Token) -> tuple[int, int | None]:
-        return int(n), int(n)
+        return _bound(n), _bound(n)
 
     def bounds_range(self, meta: Meta, lo: Token, hi: Token | None = None) -> tuple[int, int | None]:
-        return int(lo), (int(hi) if hi is not None else None)
+        return _bound(lo), (_bound(hi) if hi is not None else None)
 
     def neg_paren(self, meta: Meta, item: a.Structure) -> a.Neg:
         return self._negate(meta, item)
@@ -279,18 +326,18 @@ class _ToAst(Transformer[Token, Any]):
                 cond = part
         return ("where", strategy, cond)
 
-    def window_sign(self, meta: Meta) -> str:
-        return "-"
+    def window_sign(self, meta: Meta) -> Span:
+        return _span(meta)  # where the '-' is, whatever blanks or comments precede it
 
     def within_clause(self, meta: Meta, *parts: Any) -> a.Duration:
-        sign = parts[0] == "-"
-        number: Token = parts[1] if sign else parts[0]
-        unit: Token | None = parts[2 if sign else 1] if len(parts) > (2 if sign else 1) else None
-        if sign:
-            start = _span(meta)
+        sign: Span | None = parts[0] if isinstance(parts[0], Span) else None
+        number: Token
+        unit: Token | None
+        number, unit = (*parts[1 if sign else 0 :], None)[:2]
+        if sign is not None:
             raise QueryError(
                 "the window must be positive",
-                Span(start.line, start.col + len("WITHIN") + 1, number.end_line or 0, number.end_column or 0),
+                Span(sign.line, sign.col, number.end_line or 0, number.end_column or 0),
             )
         value = _number(str(number))
         canonical = ""
@@ -301,7 +348,10 @@ class _ToAst(Transformer[Token, Any]):
             canonical = a.UNIT_ALIASES[key]
         if value <= 0:
             raise QueryError("the window must be positive", _tok_span(number))
-        return a.Duration(value, canonical)
+        duration = a.Duration(value, canonical)
+        if not math.isfinite(duration.seconds):
+            raise QueryError("the window is too large", _tok_span(number))
+        return duration
 
     # --- conditions -----------------------------------------------------------
 
@@ -328,7 +378,10 @@ class _ToAst(Transformer[Token, Any]):
         return a.Minus(operand, _span(meta))
 
     def number(self, meta: Meta, tok: Token) -> a.Num:
-        return a.Num(_number(str(tok)), _tok_span(tok))
+        value = _number(str(tok))
+        if not math.isfinite(value):
+            raise QueryError(f"the number {_shown(tok)} is too large", _tok_span(tok))
+        return a.Num(value, _tok_span(tok))
 
     def string(self, meta: Meta, tok: Token) -> a.Str:
         return a.Str(_unquote(tok), _tok_span(tok))
