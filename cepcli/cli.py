@@ -25,7 +25,7 @@ from cepcli.plan.pattern import Pattern
 from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CHUNK_ROWS, ON_BAD_ROW, CsvOptions
+from cepcli.sources.csv import CHUNK_ROWS, MAX_RECORD_BYTES, ON_BAD_ROW, CsvOptions
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,7 +62,14 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _bad_row_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--on-bad-row (shared by run and bench)."""
+    """--on-bad-row and --max-row-bytes (shared by run and bench)."""
+    command = click.option(
+        "--max-row-bytes",
+        type=click.IntRange(min=1),
+        default=None,
+        help=f"A longer row (record) is a bad row, read past without being held in memory"
+        f" [default: {MAX_RECORD_BYTES} (16 MiB)].",
+    )(command)
     return click.option(
         "--on-bad-row",
         type=click.Choice(ON_BAD_ROW),
@@ -105,6 +112,7 @@ def _input(kw: dict[str, Any]) -> CsvOptions:
         kw["sort"],
         kw["chunk_rows"],
         on_bad_row=kw.get("on_bad_row", "fail"),
+        max_row_bytes=kw.get("max_row_bytes"),
     )
 
 

@@ -12,6 +12,12 @@ timestamp, text in a numeric column the query reads, a timestamp earlier than th
 latest one so far (without ``--sort``). With ``fail`` the first one stops the run
 after the rows before it were evaluated; with ``skip`` they are counted in
 ``Stats.bad_rows`` and left out. Row ids stay those of the file either way.
+
+A record longer than ``MAX_RECORD_BYTES`` (``--max-row-bytes``) is a bad row too. The
+reader never holds more than about the limit plus a block of one record: past the limit
+it reads on, block by block, only to find where the record ends (quotes still count: a
+quoted field may hold line breaks), and keeps none of it. A quoted field still open at
+the end of the input is an error of the whole file, as for short records.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,6 +41,7 @@ from cepcli.sources.prefilter import Prefilter
 
 CHUNK_ROWS = 65_536
 READ_BYTES = 1 << 20
+MAX_RECORD_BYTES = 16 << 20  # a longer record is a bad row, read past without being held
 ON_BAD_ROW = ("fail", "skip")
 
 
@@ -55,6 +62,7 @@ class CsvOptions:
     kinds: tuple[Kind, ...] | None = None  # column kinds decided elsewhere (the Spark driver)
     time_numeric: bool | None = None  # likewise, whether the time column holds numbers
     on_bad_row: str = "fail"  # "fail": the first bad row is an error; "skip": count and leave out
+    max_row_bytes: int | None = None  # a longer record is a bad row; None: MAX_RECORD_BYTES
 
 
 # --- cutting the byte stream into records ---------------------------------------------------
@@ -113,10 +121,55 @@ def split_records(buf: bytes, final: bool) -> tuple[np.ndarray, np.ndarray, np.n
     return ends, fields, filled, open_quote
 
 
+def _record_end(arr: np.ndarray, before: int, inside: bool, final: bool) -> tuple[int, int, bool]:
+    """Where a record that began before ``arr`` ends, by the rules of ``split_records``:
+    the index after its line break, or -1 when it goes on. ``before`` is the byte before
+    ``arr`` and ``inside`` whether a quoted field is open there. Also returns how many
+    bytes were judged (all but the last unless ``final``: whether a quote there opens or
+    closes a field, or a CR ends a line, depends on the byte after it) and whether a
+    quoted field is open after them."""
+    size = len(arr)
+    judged = size if final else size - 1
+    if judged <= 0:
+        return -1, 0, inside
+    head = arr[:judged]
+    toggles = np.flatnonzero(head == _QUOTE)
+    if len(toggles):
+        prev = np.where(toggles > 0, arr[np.maximum(toggles - 1, 0)], before)
+        after = np.where(toggles < size - 1, arr[np.minimum(toggles + 1, size - 1)], _COMMA)
+        toggles = toggles[_EDGE[prev] | _EDGE[after]]
+    breaks = np.flatnonzero(head == _LF)
+    returns = np.flatnonzero(head == _CR)
+    if len(returns):
+        follow = np.where(returns < size - 1, arr[np.minimum(returns + 1, size - 1)], 0)
+        breaks = np.union1d(breaks, returns[follow != _LF])
+    hits = breaks[(np.searchsorted(toggles, breaks) + int(inside)) % 2 == 0]
+    end = int(hits[0]) + 1 if len(hits) else -1
+    return end, judged, inside != bool(len(toggles) % 2)
+
+
+def _breaks(data: bytes) -> int:
+    return max(data.count(b"\n"), data.count(b"\r"))
+
+
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+class _Passed(NamedTuple):
+    """Bytes of a too long record (or blank line), read past and not kept in ``data``."""
+
+    first: int  # the first record of the piece after them
+    at: int  # where they were in ``data``
+    size: int
+    lines: int  # line breaks in them
+
+
 @dataclass(slots=True)
 class _Piece:
     """Whole non-blank records: the bytes that hold them, and for each record its start
-    and end in ``data`` and its number of fields."""
+    and end in ``data`` and its number of fields. A record longer than the limit has an
+    empty span, -1 fields and its size in ``too_long``; its bytes are in ``passed``."""
 
     data: bytes
     starts: np.ndarray
@@ -124,57 +177,156 @@ class _Piece:
     fields: np.ndarray
     offset: int  # of ``data`` in the (decompressed) stream
     lines: int  # line breaks before ``data``
+    too_long: dict[int, int] = field(default_factory=dict)  # record -> its size in bytes
+    passed: list[_Passed] = field(default_factory=list)
 
     def line(self, i: int) -> int:
         """The 1-based line of the file where record ``i`` starts."""
-        return self.lines + self.data.count(b"\n", 0, int(self.starts[i])) + 1
+        skipped = sum(p.lines for p in self.passed if p.first <= i)
+        return self.lines + skipped + self.data.count(b"\n", 0, int(self.starts[i])) + 1
+
+    def skipped(self, at: int) -> tuple[int, int]:
+        """Bytes and line breaks of the stream read past before ``data[at]``."""
+        before = [p for p in self.passed if p.at <= at]
+        return sum(p.size for p in before), sum(p.lines for p in before)
 
 
 class _Records:
-    """A byte stream cut into blocks of whole CSV records."""
+    """A byte stream cut into blocks of whole CSV records, none longer than ``limit``
+    held: a longer one is read past (see ``_Piece``)."""
 
-    def __init__(self, stream: IO[bytes] | gzip.GzipFile, name: str) -> None:
+    def __init__(self, stream: IO[bytes] | gzip.GzipFile, name: str, limit: int) -> None:
         self.stream = stream
         self.name = name
+        self.limit = limit
         self.carry = b""
         self.eof = False
         self.offset = 0  # bytes before ``carry``
         self.lines = 0  # line breaks before ``carry``
 
     def take(self, count: int) -> _Piece | None:
-        """The next ``count`` non-blank records (fewer at the end); None when there are none."""
-        parts = [self.carry]
-        breaks = max(self.carry.count(b"\n"), self.carry.count(b"\r"))
+        """The next ``count`` non-blank records (fewer at the end); None when there are none.
+
+        Reads blocks until they likely hold ``count`` records or more than the limit,
+        then cuts them; an unfinished record is carried to the next round (which reads at
+        least one more block), unless it is already longer than the limit: then it is read
+        past. So no buffer holds more than the limit and a block of one record."""
+        limit = self.limit
+        segments: list[bytes] = []
+        starts: list[np.ndarray] = []
+        ends: list[np.ndarray] = []
+        fields: list[np.ndarray] = []
+        too_long: dict[int, int] = {}
+        passed: list[_Passed] = []
+        base = found = 0  # bytes in ``segments``; records taken
+        rest, more_needed = self.carry, False
         while True:
-            while not self.eof and breaks < count:
+            parts = [rest]
+            size, breaks = len(rest), _breaks(rest)
+            while not self.eof and (more_needed or (breaks < count - found and size <= limit)):
                 more = self.stream.read(READ_BYTES)
                 if not more:
                     self.eof = True
                     break
                 parts.append(more)
-                breaks += max(more.count(b"\n"), more.count(b"\r"))
+                size += len(more)
+                breaks += _breaks(more)
+                more_needed = False
             buf = b"".join(parts) if len(parts) > 1 else parts[0]
-            parts = [buf]
-            ends, fields, filled, open_quote = split_records(buf, self.eof)
-            rows = np.flatnonzero(filled)
-            if len(rows) >= count or self.eof:
+            cuts, counts, filled, open_quote = split_records(buf, self.eof)
+            if self.eof and open_quote:  # in the last record
+                opened = int(cuts[-2]) if len(cuts) > 1 else 0
+                line = self._line(segments, passed) + buf.count(b"\n", 0, opened)
+                raise InputError(f"a quoted field is not closed (from line {line} on)", filename=self.name)
+            rows = np.flatnonzero(filled)[: count - found]
+            last = int(rows[-1]) if len(rows) == count - found else len(cuts) - 1  # whole records
+            cut = int(cuts[last]) if last >= 0 else 0
+            begin = np.concatenate(([0], cuts[:-1]))[rows]
+            stop = cuts[rows]
+            counts = counts[rows]
+            segment = buf[:cut]
+            long = np.flatnonzero(stop - begin > limit)
+            if len(long):  # whole but too long: leave their bytes out
+                sizes = (stop - begin)[long]
+                left_out = np.cumsum(sizes) - sizes  # bytes left out before each
+                kept = [segment[: int(begin[long[0]])]]
+                for k, j in enumerate(long):
+                    a, b = int(begin[j]), int(stop[j])
+                    kept.append(segment[b : int(begin[long[k + 1]]) if k + 1 < len(long) else cut])
+                    too_long[found + int(j)] = b - a
+                    at = base + a - int(left_out[k])
+                    passed.append(_Passed(found + int(j) + 1, at, b - a, segment.count(b"\n", a, b)))
+                shift = np.zeros(len(rows) + 1, dtype=np.int64)
+                shift[long + 1] = sizes
+                shift = np.cumsum(shift)[:-1]
+                begin, stop, counts = begin - shift, stop - shift, counts.copy()
+                stop[long] = begin[long]
+                counts[long] = -1
+                segment = b"".join(kept)
+            segments.append(segment)
+            starts.append(begin + base if base else begin)
+            ends.append(stop + base if base else stop)
+            fields.append(counts)
+            base += len(segment)
+            found += len(rows)
+            rest = buf[cut:]
+            if found == count or self.eof:
                 break
-            breaks = count - 1  # quoted line breaks or blank lines: read one more block
-        if self.eof and open_quote:
-            raise InputError(
-                f"a quoted field is not closed (from line {self.lines + 1} on)", filename=self.name
-            )
-        if len(rows) >= count:
-            rows = rows[:count]
-            cut = int(ends[rows[-1]])
-        else:
-            cut = len(buf)
-        starts = np.concatenate(([0], ends[:-1]))[rows]
-        piece = _Piece(buf[:cut], starts, ends[rows], fields[rows], self.offset, self.lines)
-        self.carry = buf[cut:]
-        self.offset += cut
-        self.lines += piece.data.count(b"\n")
-        return piece if len(rows) else None
+            more_needed = len(rest) <= limit
+            if not more_needed:  # an unfinished record already too long: read past it
+                size, lines, nonblank, rest = self._pass(rest, self._line(segments, passed))
+                passed.append(_Passed(found + int(nonblank), base, size, lines))
+                if nonblank:
+                    too_long[found] = size
+                    starts.append(np.array([base], dtype=np.int64))
+                    ends.append(np.array([base], dtype=np.int64))
+                    fields.append(np.array([-1], dtype=counts.dtype))
+                    found += 1
+                    if found == count:
+                        break
+        self.carry = rest
+        data = segments[0] if len(segments) == 1 else b"".join(segments)
+        piece = _Piece(
+            data, _cat(starts), _cat(ends), _cat(fields), self.offset, self.lines, too_long, passed
+        )
+        self.offset += len(data) + sum(p.size for p in passed)
+        self.lines += data.count(b"\n") + sum(p.lines for p in passed)
+        return piece if found else None
+
+    def _line(self, segments: list[bytes], passed: list[_Passed]) -> int:
+        """The 1-based line after ``segments`` and ``passed``."""
+        lines = sum(s.count(b"\n") for s in segments) + sum(p.lines for p in passed)
+        return self.lines + lines + 1
+
+    def _pass(self, head: bytes, line: int) -> tuple[int, int, bool, bytes]:
+        """Reads past the record that begins ``head`` (already longer than the limit),
+        a block at a time: its size, its line breaks, whether it holds more than blanks,
+        and the bytes after it."""
+        arr = np.frombuffer(head, dtype=np.uint8)
+        size = lines = 0
+        nonblank = False
+        before, inside = _COMMA, False
+        while True:
+            end, judged, after = _record_end(arr, before, inside, self.eof)
+            done = arr[: end if end >= 0 else judged]
+            size += len(done)
+            lines += int(np.count_nonzero(done == _LF))
+            nonblank = nonblank or bool((~_BLANK[done]).any())
+            if end >= 0:
+                return size, lines, nonblank, arr[end:].tobytes()
+            if self.eof:
+                if after:
+                    raise InputError(
+                        f"a quoted field is not closed (from line {line} on)", filename=self.name
+                    )
+                return size, lines, nonblank, b""
+            if judged:
+                before = int(arr[judged - 1])
+            inside = after
+            more = self.stream.read(READ_BYTES)
+            if not more:
+                self.eof = True
+            arr = np.concatenate((arr[judged:], np.frombuffer(more, dtype=np.uint8)))
 
 
 @dataclass(slots=True)
@@ -198,6 +350,8 @@ class CsvSource:
             raise ValueError("CsvSource needs a resolved path")
         if options.on_bad_row not in ON_BAD_ROW:
             raise ValueError(f"on_bad_row must be one of {ON_BAD_ROW}")
+        if options.max_row_bytes is not None and options.max_row_bytes < 1:
+            raise ValueError("max_row_bytes must be positive")
         self.path: str = options.path
         self.name = "<stdin>" if options.path == "-" else options.path
         self._raw: IO[bytes] | None = None
@@ -228,7 +382,7 @@ class CsvSource:
         stream: IO[bytes] | gzip.GzipFile = raw
         if self.path.endswith(".gz") or _gzip_magic(raw):
             stream = gzip.GzipFile(fileobj=raw)
-        return _Records(stream, self.name)
+        return _Records(stream, self.name, self.options.max_row_bytes or MAX_RECORD_BYTES)
 
     def schema(self) -> Schema:
         if self._schema is None:
@@ -238,6 +392,8 @@ class CsvSource:
                 head = self._take(1)
                 if head is None:
                     raise InputError("the input is empty (no header row)", filename=self.name)
+                if head.too_long:
+                    raise InputError(self._too_long(head, 0, "the header row"), filename=self.name)
                 self._columns = self._header(head)
             else:
                 self._columns = list(opts.columns or ())
@@ -298,7 +454,9 @@ class CsvSource:
         if len(wrong):
             first = int(wrong[0])
             message = (
-                f"{int(piece.fields[first])} fields where {expected} are expected"
+                self._too_long(piece, first)
+                if first in piece.too_long
+                else f"{int(piece.fields[first])} fields where {expected} are expected"
                 f" (line {piece.line(first)} of the file)"
             )
             edges = np.zeros(len(data) + 1, dtype=np.int8)  # drop the bytes of those records
@@ -336,15 +494,23 @@ class CsvSource:
             ids = frame[self.options.row_col].to_numpy(dtype=np.int64)
         return _Chunk(frame, ids, len(piece.fields), all_ids[wrong], message)
 
+    def _too_long(self, piece: _Piece, i: int, what: str = "the row") -> str:
+        assert self._records is not None
+        return (
+            f"{what} is {piece.too_long[i]} bytes long (line {piece.line(i)} of the file; the limit is"
+            f" {self._records.limit} bytes, see --max-row-bytes)"
+        )
+
     def _not_utf8(self, piece: _Piece) -> InputError:
         try:
             piece.data.decode("utf-8")
         except UnicodeDecodeError as err:
             byte = err.object[err.start : err.start + 1]
-            line = piece.lines + piece.data.count(b"\n", 0, err.start) + 1
+            skipped, skipped_lines = piece.skipped(err.start)
+            line = piece.lines + skipped_lines + piece.data.count(b"\n", 0, err.start) + 1
+            offset = piece.offset + skipped + err.start
             return InputError(
-                f"the input is not valid UTF-8 (byte {byte!r} at offset {piece.offset + err.start},"
-                f" line {line})",
+                f"the input is not valid UTF-8 (byte {byte!r} at offset {offset}, line {line})",
                 filename=self.name,
             )
         return InputError("the input is not valid UTF-8", filename=self.name)
