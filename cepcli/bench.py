@@ -97,9 +97,9 @@ def bench(
     )
     result.query = compiled.text.strip()
     result.bad_rows, result.warnings = read_stats.bad_rows, list(read_stats.warnings)
-    counts = _counts(compiled.pattern, events)
+    counts = variable_counts(compiled.pattern, events)
     for window in window_texts:
-        pattern = _with_window(compiled.query, window) if windows else compiled.pattern
+        pattern = with_window(compiled.query, window) if windows else compiled.pattern
         order = pattern.rarest_first(counts)
         cells = []
         for name in engines:
@@ -118,13 +118,13 @@ def _window_text(duration: a.Duration) -> str:
     return print_duration(duration)
 
 
-def _with_window(query: a.Query, window: str) -> Pattern:
+def with_window(query: a.Query, window: str) -> Pattern:
     """The query with its WITHIN replaced (``window`` as written: ``30min``, ``2 h``...)."""
     duration = parse_query(f"PATTERN A a WITHIN {window}").window
     return normalize(replace(query, window=duration))
 
 
-def _counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:
+def variable_counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:
     counts = {v.bit: 0 for v in pattern.variables}
     for e in events:
         for bit in counts:
@@ -133,7 +133,7 @@ def _counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:
     return counts
 
 
-def _once(
+def run_once(
     pattern: Pattern, name: str, events: list[Event], schema: Schema, rows: int, order: tuple[str, ...]
 ) -> tuple[Stats, str]:
     """One run; the matches are hashed as they come (a sum of per-match hashes, so the
@@ -164,10 +164,10 @@ def _cell(
     repeat: int,
 ) -> Cell:
     tracemalloc.start()
-    _once(pattern, name, events, schema, rows, order)  # warm-up, and peak memory
+    run_once(pattern, name, events, schema, rows, order)  # warm-up, and peak memory
     peak = tracemalloc.get_traced_memory()[1] / (1024 * 1024)
     tracemalloc.stop()
-    runs = [_once(pattern, name, events, schema, rows, order) for _ in range(max(1, repeat))]
+    runs = [run_once(pattern, name, events, schema, rows, order) for _ in range(max(1, repeat))]
     stats = [s for s, _ in runs]
     per = max(1, rows)  # per input event, like the throughput
     return Cell(
