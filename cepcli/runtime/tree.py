@@ -177,6 +177,20 @@ class _TreeRuntime(CompiledBranch):
             self.live_count[0] -= 1
 
 
+class _Evaluation:
+    """One evaluation, started by an arriving event: the tree, the event (everything
+    taken lies before it, at ``last``) and the Kleene variable whose subsets must end
+    with it (``pinned``), if the event arrived as one."""
+
+    __slots__ = ("tree", "trigger", "last", "pinned")
+
+    def __init__(self, tree: _TreeRuntime, trigger: Event, pinned: str | None) -> None:
+        self.tree = tree
+        self.trigger = trigger
+        self.last: Key = (trigger.ts, trigger.row)
+        self.pinned = pinned
+
+
 _Probes = list[tuple[int, dict[object, int]]]
 _Trigger = tuple[_TreeRuntime, str, list[EventBuffer], _Probes]
 
@@ -288,73 +302,65 @@ class TreeRuntime:
 
     def _trigger(self, tree: _TreeRuntime, var: str, event: Event) -> Iterable[Match]:
         m: list[object] = [None] * len(tree.slots)
-        key = (event.ts, event.row)
         if var in tree.tree.kleene:
-            return self._descend(tree, (), m, (), event.ts, event.ts, key, var, event)
+            return self._descend(_Evaluation(tree, event, var), (), m, (), event.ts, event.ts)
         edge = tree.trigger_edges[var]
         if not takes(tree.equiv, edge.slot, edge.check, m, event, self.stats):
             return _NOTHING
         m[edge.slot] = event
-        return self._descend(tree, (var,), m, (event.row,), event.ts, event.ts, key, None, event)
+        return self._descend(_Evaluation(tree, event, None), (var,), m, (event.row,), event.ts, event.ts)
 
     def _descend(
         self,
-        tree: _TreeRuntime,
+        ev: _Evaluation,
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
         min_ts: float,
         max_ts: float,
-        last: Key,
-        pinned: str | None,
-        trigger: Event,
     ) -> Iterable[Match]:
-        """An instance in ``q_ord``: everything it takes lies before ``last``; a
-        ``pinned`` Kleene variable's subsets end with the arriving ``trigger``. It looks
-        at its next take at once; only an instance with somewhere to go costs a
-        generator (most instances of a busy stream die here)."""
+        """An instance in ``q_ord`` (``m`` bound, of rows ``rows``, between ``min_ts`` and
+        ``max_ts``). It looks at its next take at once; only an instance with somewhere to
+        go costs a generator (most instances of a busy stream die here)."""
         stats = self.stats
         stats.created()
+        tree, pinned = ev.tree, ev.pinned
         state = tree.enter(ord)
         if self.live_count[0] > self.peak_live_states:
             self.peak_live_states = self.live_count[0]
         if not tree.early or self._first_chance(tree, ord, m, rows, min_ts, max_ts):
             if len(state.edges) == (pinned in state.edges):  # nothing left but the pinned Kleene var
-                return self._continue(
-                    tree, state, None, (), ord, m, rows, min_ts, max_ts, last, pinned, trigger
-                )
+                return self._continue(ev, state, None, (), ord, m, rows, min_ts, max_ts)
             edge = _rarest(state.edges, pinned)
             if edge is not None:
-                items = self._candidates(tree, edge, ord, m, rows, min_ts, max_ts, last, pinned)
+                items = self._candidates(ev, edge, ord, m, rows, min_ts, max_ts)
                 if items or edge.kleene:
-                    return self._continue(
-                        tree, state, edge, items, ord, m, rows, min_ts, max_ts, last, pinned, trigger
-                    )
+                    return self._continue(ev, state, edge, items, ord, m, rows, min_ts, max_ts)
         tree.leave(state)
         stats.deleted()
         return _NOTHING
 
     def _candidates(
         self,
-        tree: _TreeRuntime,
+        ev: _Evaluation,
         edge: _Edge,
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
         min_ts: float,
         max_ts: float,
-        last: Key,
-        pinned: str | None,
     ) -> Sequence[Event]:
         """The buffered events ``edge`` takes (for a Kleene edge: the candidates of its
-        subsets), within the ordering filters of the path, the window and ``last``."""
+        subsets), within the ordering filters of the path, the window, and before the
+        arriving event."""
         bounds = (
             latest(edge.prec, m) if edge.prec else FIRST,
-            min(earliest(edge.succ, m), last) if edge.succ else last,
+            min(earliest(edge.succ, m), ev.last) if edge.succ else ev.last,
             max_ts - self.window,
             min_ts + self.window,
         )
-        if edge.memo >= 0 and (pinned is not None or ord[0] not in edge.reads):
+        tree = ev.tree
+        if edge.memo >= 0 and (ev.pinned is not None or ord[0] not in edge.reads):
             # the arriving event is not read: what earlier evaluations checked still holds
             bound = [e for s in edge.read_slots for e in events_of(m[s])]
             found = self.memo.candidates(
@@ -373,7 +379,7 @@ class TreeRuntime:
 
     def _continue(
         self,
-        tree: _TreeRuntime,
+        ev: _Evaluation,
         state: _State,
         edge: _Edge | None,
         items: Sequence[Event],
@@ -382,15 +388,12 @@ class TreeRuntime:
         rows: tuple[int, ...],
         min_ts: float,
         max_ts: float,
-        last: Key,
-        pinned: str | None,
-        trigger: Event,
     ) -> Iterator[Match]:
         """The instance in ``state`` takes each of ``items`` in turn (or closes when
         ``edge`` is None); it leaves the state when done."""
         try:
             if edge is None:
-                yield from self._close(tree, ord, m, rows, min_ts, max_ts, last, pinned, trigger)
+                yield from self._close(ev, ord, m, rows, min_ts, max_ts)
                 return
             child = ord + (edge.spec.var,)
             if edge.kleene:
@@ -398,49 +401,37 @@ class TreeRuntime:
                     m2 = list(m)
                     m2[edge.slot] = subset
                     new_rows = rows + tuple(e.row for e in subset)
-                    yield from self._descend(
-                        tree, child, m2, new_rows, lo_ts, max(max_ts, subset[-1].ts), last, pinned, trigger
-                    )
+                    yield from self._descend(ev, child, m2, new_rows, lo_ts, max(max_ts, subset[-1].ts))
                 return
             for event in items:
                 m2 = list(m)
                 m2[edge.slot] = event
                 yield from self._descend(
-                    tree,
-                    child,
-                    m2,
-                    rows + (event.row,),
-                    min(min_ts, event.ts),
-                    max(max_ts, event.ts),
-                    last,
-                    pinned,
-                    trigger,
+                    ev, child, m2, rows + (event.row,), min(min_ts, event.ts), max(max_ts, event.ts)
                 )
         finally:
-            tree.leave(state)
+            ev.tree.leave(state)
             self.stats.deleted()
 
     def _close(
         self,
-        tree: _TreeRuntime,
+        ev: _Evaluation,
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
         min_ts: float,
         max_ts: float,
-        last: Key,
-        pinned: str | None,
-        trigger: Event,
     ) -> Iterator[Match]:
         """Everything else is taken: accept, or first iterate the pinned Kleene
         variable over the subsets that end with the arriving event."""
+        tree, pinned, trigger = ev.tree, ev.pinned, ev.trigger
         if pinned is None:
             self.orders[ord] += 1
             yield from self._accept(tree, m, min_ts, max_ts)
             return
         edge = tree.trigger_edges[pinned]
         candidates = self.buffers[edge.bit].between(
-            latest(edge.prec, m), last, trigger.ts - self.window, min_ts + self.window
+            latest(edge.prec, m), ev.last, trigger.ts - self.window, min_ts + self.window
         )
         for subset, lo_ts in edge.iteration.subsets(m, rows, candidates, min_ts, trigger.ts, trigger):
             m2 = list(m)
