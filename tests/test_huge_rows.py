@@ -23,6 +23,7 @@ import cepcli.sources.csv as csv
 from cepcli.cli import cli
 from cepcli.errors import InputError
 from cepcli.sources.csv import _Records, split_records
+from tests.test_bad_rows import _matches
 
 QUERY = "PATTERN SEQ(A a, B b, C c)\nWHERE a.price < c.price\nWITHIN 10\n"
 HEADER = "ts,type,price"
@@ -68,15 +69,6 @@ def _run(tmp_path: Path, lines: list[str], how: str, *extra: str, name: str = "i
     path = tmp_path / (f"{name}.csv.gz" if how == "gz" else f"{name}.csv")
     path.write_bytes(gzip.compress(data) if how == "gz" else data)
     return _invoke([*args, "-i", str(path)]), str(path)
-
-
-def _matches(stdout: str, ids: list[int] | None = None) -> set[tuple[int, ...]]:
-    out = set()
-    for line in stdout.splitlines():
-        obj = json.loads(line)
-        rows = tuple(int(obj[v]["_row"]) for v in ("a", "b", "c"))
-        out.add(tuple(ids[r] for r in rows) if ids is not None else rows)
-    return out
 
 
 def _with_huge(kind: str) -> list[str]:

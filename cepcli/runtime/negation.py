@@ -52,11 +52,6 @@ class EventBuffer:
                 if value is not None and value == value:  # NaN equals nothing either
                     counts[value] = counts.get(value, 0) + 1
 
-    def evict_before(self, ts: float) -> None:
-        """Drop the events older than ``ts`` now (for exact counts of what is in the window)."""
-        if self.start < len(self.keys) and self.keys[self.start][0] < ts:
-            self._evict_before(ts)
-
     def count_since(self, ts: float) -> int:
         """Evict the events older than ``ts``; the number left (the paper's counter)."""
         if self.start < len(self.keys) and self.keys[self.start][0] < ts:

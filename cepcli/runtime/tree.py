@@ -284,9 +284,6 @@ class TreeRuntime:
         self.acceptance.finish()
         yield from self.acceptance.take_output()
 
-    def counter(self, var: str) -> int:
-        return len(self.buffers[self.bits[var]])
-
     def _probe(self, probes: _Probes, event: Event) -> bool:
         """Does some buffered event hold the value of each equality join of ``event``?
         (One hash look-up stands for the equality against all of them: counted as one
