@@ -407,6 +407,41 @@ CASES: list[Case] = [
         3,C
     """), [{"a": 0, "b": (2,), "c": 3}, {"a": 0, "b": (1, 2), "c": 3}]),
     # --- Kleene ----------------------------------------------------------------------
+    # Issue 16: a one-element subset has no consecutive pair, so a missing group-by key
+    # (b[i].x = b[i-1].x turns on the group-by-attribute optimisation) cannot lose it.
+    Case("kleene_group_key_missing_alone", "PATTERN B+ q[] WHERE q[i].x == q[i-1].x WITHIN 1", csv("""
+        type,ts,x,y,g
+        B,16,,78.4,p
+    """), [{"q": (0,)}]),
+    Case("kleene_group_key_missing_beside_present",
+         "PATTERN B+ q[] WHERE q[i].x == q[i-1].x WITHIN 1", csv("""
+        type,ts,x,y,g
+        B,16,,78.4,p
+        B,16,3,1.0,p
+    """), [{"q": (0,)}, {"q": (1,)}]),
+    Case("kleene_group_text_key_missing", "PATTERN B+ q[] WHERE q[i].g = q[i-1].g WITHIN 1", csv("""
+        type,ts,x,g
+        B,16,1,
+        B,16,2,p
+        B,17,3,p
+        B,17,4,
+    """), [{"q": (0,)}, {"q": (1,)}, {"q": (2,)}, {"q": (3,)}, {"q": (1, 2)}]),
+    # the subset's last element arrives on the stream with its key missing
+    Case("kleene_group_key_missing_last_from_stream",
+         "PATTERN SEQ(A a, B+ q[]) WHERE q[i].x = q[i-1].x WITHIN 5", csv("""
+        type,ts,x
+        A,0,1
+        B,1,2
+        B,2,2
+        B,3,
+    """), [{"a": 0, "q": (1,)}, {"a": 0, "q": (2,)}, {"a": 0, "q": (1, 2)}, {"a": 0, "q": (3,)}]),
+    # with [x] too, a missing x matches nothing (SPEC: [attr] fails on a missing value)
+    Case("kleene_group_key_missing_with_equivalence",
+         "PATTERN B+ q[] WHERE q[i].x = q[i-1].x AND [x] WITHIN 1", csv("""
+        type,ts,x
+        B,16,
+        B,16,3
+    """), [{"q": (1,)}]),
     Case("kleene_plus_all_seven_subsets", "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10", csv("""
         ts,type
         0,A

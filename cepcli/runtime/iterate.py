@@ -56,21 +56,33 @@ class Iteration:
         the events in ``m``) of the candidates; with ``last``, only those that end with
         it. Each comes with its new minimum timestamp."""
         pool = [e for e in candidates if e.row not in rows]
-        if self.group is None:
-            pools = [pool]
-        else:
-            groups: dict[object, list[Event]] = defaultdict(list)
-            for e in pool:
-                if e.values[self.group] is not None:
-                    groups[e.values[self.group]].append(e)
-            if last is None:
-                pools = list(groups.values())
-            else:
-                key = last.values[self.group]
-                pools = [groups.get(key, [])] if key is not None else []
+        pools = [pool] if self.group is None else self._groups(pool, last)
         for group in pools:
             self._check_size(len(group) + (last is not None))
             yield from self._grow(m, group, 0, (), min_ts, max_ts, last)
+
+    def _groups(self, pool: list[Event], last: Event | None) -> list[list[Event]]:
+        """The candidates that can share a subset (4.5.3): those with the same value of
+        the group-by attribute. An event whose value is missing equals no other, so it
+        can only be a subset on its own (a one-element subset has no consecutive pair to
+        compare; an ``[attr]`` test still rejects it in ``element``). With ``last``, only
+        the group of ``last``, which ends every subset."""
+        column = self.group
+        assert column is not None
+        groups: dict[object, list[Event]] = defaultdict(list)
+        alone: list[list[Event]] = []
+        for e in pool:
+            key = e.values[column]
+            if key is None or key != key:  # missing (NaN equals nothing either)
+                alone.append([e])
+            else:
+                groups[key].append(e)
+        if last is None:
+            return [*groups.values(), *alone]
+        key = last.values[column]
+        if key is None or key != key:
+            return [[]]  # only ``last`` on its own
+        return [groups.get(key, [])]
 
     def _check_size(self, n: int) -> None:
         """Warn once when one candidate set allows more subsets than ``max_subsets``
