@@ -18,14 +18,13 @@ from dataclasses import dataclass, field, replace
 
 from cepcli.engines import ENGINES, engine, run_pattern
 from cepcli.events import Event, Schema
-from cepcli.job import attach_input, compile_file
+from cepcli.job import Job, compile_file
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.query.parser import parse_query
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CsvOptions
-from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.options import InputOptions
 
 _MOD = 1 << 64
 
@@ -67,23 +66,22 @@ class BenchResult:
 
 def bench(
     query_path: str,
-    options: CsvOptions,
+    options: InputOptions,
     engines: Sequence[str],
     windows: Sequence[str],
     repeat: int,
     progress: Callable[[str], None] = lambda label: None,
 ) -> BenchResult:
-    compiled = compile_file(query_path)
+    compiled = compile_file(query_path, options.unit)
     for name in engines:
         engine(name)
     started = time.perf_counter()
-    prepared = attach_input(compiled, options)
     read_stats = Stats()
-    typed = compiled.pattern.columns | {prepared.schema.time_col}
+    job = Job(compiled, options, stats=read_stats)
     try:
-        events = list(prepared.source.events(Prefilter.of(compiled.pattern), read_stats, typed))
+        events = list(job.source.events(job.prefilter, read_stats, job.typed))
     finally:
-        prepared.source.close()
+        job.close()
     read_seconds = time.perf_counter() - started
     read_stats.report_bad_rows()
     window_texts = list(windows) or [_window_text(compiled.query.window)]
@@ -99,14 +97,12 @@ def bench(
     result.bad_rows, result.warnings = read_stats.bad_rows, list(read_stats.warnings)
     counts = variable_counts(compiled.pattern, events)
     for window in window_texts:
-        pattern = with_window(compiled.query, window) if windows else compiled.pattern
+        pattern = with_window(compiled.query, window, options.unit) if windows else compiled.pattern
         order = pattern.rarest_first(counts)
         cells = []
         for name in engines:
             progress(f"{name}, {window}")
-            cells.append(
-                _cell(pattern, name, window, events, prepared.schema, read_stats.events, order, repeat)
-            )
+            cells.append(_cell(pattern, name, window, events, job.schema, read_stats.events, order, repeat))
         first = cells[0].match_hash
         result.cells += [replace(c, agrees=c.match_hash == first) for c in cells]
     return result
@@ -118,10 +114,10 @@ def _window_text(duration: a.Duration) -> str:
     return print_duration(duration)
 
 
-def with_window(query: a.Query, window: str) -> Pattern:
+def with_window(query: a.Query, window: str, time_unit: int = 10**9) -> Pattern:
     """The query with its WITHIN replaced (``window`` as written: ``30min``, ``2 h``...)."""
     duration = parse_query(f"PATTERN A a WITHIN {window}").window
-    return normalize(replace(query, window=duration))
+    return normalize(replace(query, window=duration), time_unit=time_unit)
 
 
 def variable_counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:

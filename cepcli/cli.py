@@ -20,12 +20,12 @@ from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError, EngineDisagreement
 from cepcli.events import Schema
 from cepcli.explain import to_dot, to_json, to_text
-from cepcli.job import RunOptions, attach_input, compile_file, explain_query, prepare, run
+from cepcli.job import Job, RunOptions, compile_file, explain_query
 from cepcli.plan.pattern import Pattern
 from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CHUNK_ROWS, MAX_RECORD_BYTES, ON_BAD_ROW, CsvOptions
+from cepcli.sources.options import CHUNK_ROWS, FORMATS, MAX_ROW_BYTES, ON_BAD_ROW, TIME_UNITS, InputOptions
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -36,14 +36,42 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "-i",
             "input_path",
             metavar="PATH|-",
-            help="CSV file (.gz too) or - for standard input. Default: the query's FROM.",
+            help="CSV (.gz and other compressions too), Parquet or JSON lines file, or - for standard"
+            " input. Default: the query's FROM.",
+        ),
+        click.option(
+            "--input-format",
+            type=click.Choice(FORMATS),
+            default=None,
+            help="The input's format [default: from the file name (.parquet, .jsonl/.ndjson), else csv].",
         ),
         click.option("--type-col", default="type", show_default=True, help="Column with the event type."),
         click.option("--time-col", default="ts", show_default=True, help="Column with the timestamp."),
         click.option(
+            "--time-unit",
+            type=click.Choice(TIME_UNITS),
+            default=None,
+            help="The unit of numeric timestamps (and of a bare WITHIN number) [default: s].",
+        ),
+        click.option(
             "--time-format",
             default=None,
-            help="strptime format of the time column, e.g. %Y%m%d%H%M (default: numbers or ISO-8601).",
+            help="strptime format of the time column, e.g. %Y%m%d%H%M; it must read the whole value"
+            " (default: numbers or ISO-8601).",
+        ),
+        click.option(
+            "--null-values",
+            default=None,
+            metavar="V1,V2,...",
+            help="The markers of a missing value in numeric, boolean and time columns [default: NA,"
+            " N/A, NaN, null, NULL, None and the others pandas and pyarrow use; an empty cell always].",
+        ),
+        click.option(
+            "--schema",
+            "schema_text",
+            default=None,
+            metavar="COL:KIND,...",
+            help="Column kinds (int, float, bool, time, str) instead of those read from the first rows.",
         ),
         click.option("--no-header", is_flag=True, help="The input has no header row (use --columns)."),
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
@@ -68,7 +96,7 @@ def _bad_row_option(command: Callable[..., Any]) -> Callable[..., Any]:
         type=click.IntRange(min=1),
         default=None,
         help=f"A longer row (record) is a bad row, read past without being held in memory"
-        f" [default: {MAX_RECORD_BYTES} (16 MiB)].",
+        f" [default: {MAX_ROW_BYTES} (16 MiB)].",
     )(command)
     return click.option(
         "--on-bad-row",
@@ -100,20 +128,29 @@ def _order(order: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in order.split(",")) if order else None
 
 
-def _input(kw: dict[str, Any]) -> CsvOptions:
+def _input(kw: dict[str, Any]) -> InputOptions:
+    from cepcli.sources.kinds import parse_schema
+
     columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
-    return CsvOptions(
-        kw["input_path"],
-        kw["type_col"],
-        kw["time_col"],
-        kw["time_format"],
-        not kw["no_header"],
-        columns,
-        kw["sort"],
-        kw["chunk_rows"],
+    nulls = tuple(v for v in kw["null_values"].split(",")) if kw["null_values"] is not None else None
+    options = InputOptions(
+        path=kw["input_path"],
+        format=kw["input_format"],
+        type_col=kw["type_col"],
+        time_col=kw["time_col"],
+        time_format=kw["time_format"],
+        time_unit=kw["time_unit"],
+        header=not kw["no_header"],
+        columns=columns,
+        sort=kw["sort"],
+        chunk_rows=kw["chunk_rows"],
         on_bad_row=kw.get("on_bad_row", "fail"),
         max_row_bytes=kw.get("max_row_bytes"),
+        null_values=nulls,
+        schema=parse_schema(kw["schema_text"]) if kw["schema_text"] else (),
     )
+    options.check()
+    return options
 
 
 class _CepGroup(click.Group):
@@ -220,7 +257,9 @@ def run_command(
       cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
     """
     err = Console(stderr=True)
-    options = RunOptions(query, _input(kw), engine, _order(order), max_matches, stats_every or 0)
+    inputs = _input(kw)
+    options = RunOptions(engine, _order(order), max_matches, stats_every or 0)
+    compiled = compile_file(query, inputs.unit)
     stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)
     writers: list[MatchWriter] = []
@@ -233,17 +272,20 @@ def run_command(
         if use_spark:
             from cepcli.spark import SparkOptions, run_spark
 
-            stats = run_spark(options, SparkOptions(master, partitions), start)
+            stats = run_spark(compiled, inputs, options, SparkOptions(master, partitions), start)
         else:
-            prepared = prepare(query, options.input)
-            total = prepared.source.progress()[1]
-            show_progress = not quiet and err.is_terminal and total is not None
-            on_match = start(prepared.schema, prepared.pattern)
             live = Stats(max_subsets=max_subsets)
             live.on_warning = lambda message: _warn(err, message)
+            job = Job(compiled, inputs, options, stats=live)
+            total = job.source.progress()[1]
+            show_progress = not quiet and err.is_terminal and total is not None
+            on_match = start(job.schema, job.pattern)
             try:
                 with progress_bar(err, total, show_progress) as advance:
-                    stats = run(options, on_match, prepared, on_progress=advance, stats=live)
+                    job.source.on_chunk = lambda source: advance(source.progress()[0])
+                    for match in job.matches():
+                        on_match(match)
+                stats = job.stats
             except KeyboardInterrupt:
                 stream.flush()
                 live.matches = writers[0].written
@@ -274,19 +316,21 @@ def check_command(query: str, **kw: Any) -> None:
     Example:
       cepcli check patterns/stocks_seq.sase --input ticks.csv
     """
+    from cepcli.query.printer import print_duration
+
     options = _input(kw)
-    compiled = compile_file(query)
+    compiled = compile_file(query, options.unit)
     pattern = compiled.pattern
     against = ""
     if options.path is not None or compiled.query.source is not None:
-        prepared = attach_input(compiled, options)
-        prepared.source.close()
-        against = f", checked against {prepared.source.name}"
+        job = Job(compiled, options)
+        job.close()
+        against = f", checked against {job.source.name}"
     names = ", ".join(v.name for v in pattern.variables)
     branches = len(pattern.branches)
     click.echo(
         f"{compiled.path}: ok ({branches} branch{'es' if branches != 1 else ''};"
-        f" variables {names}; window {pattern.window:g} s{against})"
+        f" variables {names}; window {print_duration(compiled.query.window)}{against})"
     )
 
 
@@ -310,7 +354,10 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
       cepcli explain patterns/stocks_seq.sase --engine chain --order c,b,a
       cepcli explain q.sase --format dot | dot -Tpng > nfa.png
     """
-    explanation = explain_query(query, _input(kw), engine, _order(order))
+    options = _input(kw)
+    compiled = compile_file(query, options.unit)
+    has_input = options.path is not None or compiled.query.source is not None
+    explanation = explain_query(compiled, options if has_input else None, engine, _order(order))
     if fmt == "json":
         click.echo(to_json(explanation), nl=False)
     elif fmt == "dot":

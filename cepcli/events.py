@@ -1,9 +1,13 @@
 """The event model shared by sources and runtimes (SPEC section 1).
 
 An event that reaches an automaton is a small slotted object: its row id, its
-timestamp in seconds, its type, the values of all columns (``None`` when missing),
-and a bit mask of the pattern variables whose type and single-variable conditions
-it passed in the prefilter.
+timestamp in exact int64 nanoseconds (UTC), its type, the values of all columns
+(``None`` when missing), and a bit mask of the pattern variables whose type and
+single-variable conditions it passed in the prefilter.
+
+The columns a condition reads hold typed values (int, float, bool, str; a ``time``
+column int nanoseconds); the others hold what the reader gave (text for CSV), typed
+when written (``cepcli.render``).
 """
 
 from __future__ import annotations
@@ -12,16 +16,23 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+# Bounds beyond every int64 nanosecond timestamp (int sentinels keep comparisons exact).
+FAR_PAST = -(1 << 64)
+FAR_FUTURE = 1 << 64
+
 
 class Kind(enum.Enum):
     INT = "int"
     FLOAT = "float"
+    BOOL = "bool"
+    TIME = "time"  # an instant; conditions see it as a number of time units
     STR = "str"
-    UNKNOWN = "unknown"  # no value seen yet
+    UNKNOWN = "unknown"  # no value in the sample
 
     @property
     def numeric(self) -> bool:
-        return self in (Kind.INT, Kind.FLOAT)
+        """Compared and computed with as numbers in conditions."""
+        return self in (Kind.INT, Kind.FLOAT, Kind.TIME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +43,15 @@ class Schema:
     kinds: tuple[Kind, ...]
     type_col: str = "type"
     time_col: str = "ts"
+    time_unit: int = 10**9  # nanoseconds per time unit: conditions see times in these units
 
     def index(self, column: str) -> int:
         return self.columns.index(column)
 
     def kind(self, column: str) -> Kind:
+        """A column's kind as conditions see it (the time column is a time)."""
         if column == self.time_col:
-            return Kind.FLOAT  # conditions see the timestamp in seconds
+            return Kind.TIME
         return self.kinds[self.columns.index(column)]
 
 
@@ -47,7 +60,7 @@ class Event:
 
     __slots__ = ("row", "ts", "type", "values", "mask", "text")
 
-    def __init__(self, row: int, ts: float, type_: str, values: Sequence[object], mask: int) -> None:
+    def __init__(self, row: int, ts: int, type_: str, values: Sequence[object], mask: int) -> None:
         self.row = row
         self.ts = ts
         self.type = type_
@@ -79,22 +92,3 @@ def same_key(columns: tuple[int, ...], m: Sequence[object], event: Event) -> boo
         if bound:
             return all(bound[0].values[k] == values[k] for k in columns)
     return True
-
-
-def typed_value(value: object, kind: Kind) -> object:
-    """A value as its column's kind says (a source may leave unused columns as text)."""
-    if not isinstance(value, str):
-        return value
-    if value == "":
-        return None
-    if kind is Kind.STR:
-        return value
-    try:
-        number = float(value)
-    except ValueError:
-        return value
-    if kind is Kind.INT or (
-        kind is Kind.UNKNOWN and number.is_integer() and value.strip().lstrip("+-").isdigit()
-    ):
-        return int(number) if number.is_integer() else number
-    return number

@@ -1,7 +1,9 @@
-"""One ``cepcli run``: resolve the query and its input, evaluate, hand matches on.
+"""One evaluation: a query compiled and attached to its input, then run.
 
-Library code with no click and no rich: the CLI passes in where matches go and how
-progress is shown.
+Library code with no click and no rich. ``cepcli.find`` (the Python API), the CLI,
+``cepcli bench`` and the Spark workers all go through ``Job``. Its clock starts when the
+input is opened, so ``Stats.seconds`` covers everything after compiling the query: the
+sample, the frequency order, reading, evaluating and handing the matches on.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -23,53 +25,22 @@ from cepcli.query.ast import Query
 from cepcli.query.checks import check_schema
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CsvOptions, CsvSource
+from cepcli.sources.options import InputOptions
 from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.source import Source
 
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    query_path: str
-    input: CsvOptions = field(default_factory=lambda: CsvOptions(path=None))
     engine: str = DEFAULT_ENGINE
     order: tuple[str, ...] | None = None
     max_matches: int | None = None
     stats_every: int = 0
 
 
-@dataclass(slots=True)
-class Prepared:
-    """A query compiled and checked against its input, ready to run."""
-
-    query: Query
-    pattern: Pattern
-    source: CsvSource
-    schema: Schema
-
-
-def read_query(path: str) -> tuple[str, str]:
-    """The query text and the name errors use for it."""
-    try:
-        return Path(path).read_text(encoding="utf-8"), path
-    except OSError as err:
-        raise UsageError(f"{path}: cannot read the query file: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: the query file is not UTF-8 text") from None
-
-
-def input_path(query: Query, query_path: str, given: str | None) -> str:
-    """``--input`` wins, then the query's FROM (relative to the query file), then stdin."""
-    if given is not None:
-        return given
-    if query.source is not None:
-        source = Path(query.source)
-        return str(source if source.is_absolute() else Path(query_path).parent / source)
-    return "-"
-
-
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A query file, parsed and normalised (no input opened yet)."""
+    """Query text, parsed and normalised (no input opened yet)."""
 
     path: str
     text: str
@@ -77,128 +48,141 @@ class Compiled:
     pattern: Pattern
 
 
-def compile_file(query_path: str) -> Compiled:
-    text, name = read_query(query_path)
-    query, pattern = compile_pattern(text, name)
+def read_query(path: str) -> str:
+    """The text of a query file."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read the query file: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: the query file is not UTF-8 text") from None
+
+
+def compile_text(text: str, name: str = "<query>", time_unit: int = 10**9) -> Compiled:
+    query, pattern = compile_pattern(text, name, time_unit)
     return Compiled(name, text, query, pattern)
 
 
-def attach_input(compiled: Compiled, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
-    """Open the input (``options.path`` None means the query's FROM, then standard input)
-    and check the query against its columns."""
-    _check_columns(options)
-    path = input_path(compiled.query, compiled.path, options.path)
-    source = CsvSource(replace(options, path=path), stdin=stdin)
-    schema = source.schema()
-    try:
-        check_schema(compiled.query, schema)
-    except QueryError as err:
-        source.close()
-        raise err.located(compiled.text, compiled.path) from None
-    return Prepared(compiled.query, compiled.pattern, source, schema)
+def compile_file(query_path: str, time_unit: int = 10**9) -> Compiled:
+    return compile_text(read_query(query_path), query_path, time_unit)
 
 
-def prepare(query_path: str, options: CsvOptions, stdin: IO[bytes] | None = None) -> Prepared:
-    """Compile the query file and open its input."""
-    return attach_input(compile_file(query_path), options, stdin)
+def input_path(compiled: Compiled, given: str | None) -> str:
+    """``--input`` wins, then the query's FROM (relative to the query file), then stdin."""
+    if given is not None:
+        return given
+    if compiled.query.source is not None:
+        source = Path(compiled.query.source)
+        return str(source if source.is_absolute() else Path(compiled.path).parent / source)
+    return "-"
 
 
-def _check_columns(options: CsvOptions) -> None:
-    if not options.header and not options.columns:
-        raise UsageError("--no-header needs --columns c1,c2,... to name the columns")
-    if options.header and options.columns:
-        raise UsageError("--columns names the columns of a headerless file: add --no-header")
+class Job:
+    """A compiled query attached to its input (``data``, or the path of ``options``,
+    else the query's FROM, else standard input) and checked against its columns."""
 
+    def __init__(
+        self,
+        compiled: Compiled,
+        options: InputOptions,
+        run: RunOptions | None = None,
+        data: object = None,
+        stdin: IO[bytes] | None = None,
+        stats: Stats | None = None,
+    ) -> None:
+        self.run = run or RunOptions()
+        engine(self.run.engine)  # fail fast on an unknown engine
+        if self.run.order is not None:
+            _check_order(compiled.pattern, self.run.order)
+        self.compiled = compiled
+        self.stats = stats if stats is not None else Stats()
+        self.stats.every = self.run.stats_every
+        self.started = time.perf_counter()
+        if data is None:
+            options = replace(options, path=input_path(compiled, options.path))
+        self.source = Source(options, data, stdin, self.stats)
+        try:
+            self.schema: Schema = self.source.schema()
+            check_schema(compiled.query, self.schema)
+        except QueryError as err:
+            self.source.close()
+            raise err.located(compiled.text, compiled.path) from None
+        except BaseException:
+            self.source.close()
+            raise
+        self.prefilter = Prefilter.of(compiled.pattern, self.schema)
+        self.typed = compiled.pattern.columns
 
-def run(
-    options: RunOptions,
-    on_match: Callable[[Match], None],
-    prepared: Prepared | None = None,
-    stdin: IO[bytes] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    stats: Stats | None = None,
-) -> Stats:
-    """Evaluate; ``on_match`` is called with each match as it is found, and
-    ``on_progress`` with the bytes read after each chunk. ``stats`` (made here if not
-    given) holds the counters so far if the run is interrupted."""
-    engine(options.engine)  # fail fast on an engine that is not built
-    prepared = prepared or prepare(options.query_path, options.input, stdin)
-    pattern = prepared.pattern
-    if on_progress is not None:
-        report = on_progress
-        prepared.source.on_chunk = lambda source: report(source.progress()[0])
-    stats = stats if stats is not None else Stats()
-    stats.every = options.stats_every
-    prefilter = Prefilter.of(pattern)
-    order = _frequency_order(options, prepared, prefilter, stats)
-    stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-    events = prepared.source.events(prefilter, stats, pattern.columns | {prepared.schema.time_col})
-    started = time.perf_counter()
-    written = 0
-    try:
-        for match in run_pattern(pattern, options.engine, events, prepared.schema, stats, order):
-            on_match(match)
-            written += 1
-            if options.max_matches is not None and written >= options.max_matches:
-                stats.extra["stopped_at_max_matches"] = True
-                break
-    finally:
-        stats.report_bad_rows()  # also when stopped early, by an error or --max-matches
-        stats.matches = written  # what was handed on, also when stopped early
-        stats.seconds = time.perf_counter() - started
-        stats.peak_rss_mb = peak_rss_mb()
-        prepared.source.close()
-    return stats
+    @property
+    def pattern(self) -> Pattern:
+        return self.compiled.pattern
+
+    def order(self) -> tuple[str, ...]:
+        """The frequency order of a lazy engine: ``--order``, else measured from a bounded
+        prefix of the input (``Source.count_variables``), with how in the stats."""
+        stats = self.stats
+        if self.run.order is not None:
+            stats.extra["order_source"] = "--order"
+            return self.run.order
+        if not engine(self.run.engine).lazy:
+            return ()
+        started = time.perf_counter()
+        counts, _, where = self.source.count_variables(self.prefilter, self.typed)
+        stats.extra["order_seconds"] = round(time.perf_counter() - started, 6)
+        stats.extra["frequencies"] = {v.name: counts[v.bit] for v in self.pattern.variables}
+        stats.extra["order_source"] = f"measured over {where}"
+        return self.pattern.rarest_first(counts)
+
+    def matches(self) -> Iterator[Match]:
+        """Evaluate, yielding each match as it is found. The statistics are complete when
+        the iteration ends (also when it is stopped early, or fails)."""
+        stats, pattern = self.stats, self.pattern
+        written = 0
+        try:
+            order = self.order()
+            stats.order = tuple(v.name for v in pattern.variables if not v.negated)
+            events = self.source.events(self.prefilter, stats, self.typed)
+            for match in run_pattern(pattern, self.run.engine, events, self.schema, stats, order):
+                yield match
+                written += 1
+                if self.run.max_matches is not None and written >= self.run.max_matches:
+                    stats.extra["stopped_at_max_matches"] = True
+                    break
+        finally:
+            stats.report_bad_rows()  # also when stopped early, by an error or --max-matches
+            stats.matches = written  # what was handed on, also when stopped early
+            stats.seconds = time.perf_counter() - self.started
+            stats.peak_rss_mb = peak_rss_mb()
+            self.source.close()
+
+    def close(self) -> None:
+        self.source.close()
 
 
 def explain_query(
-    query_path: str, options: CsvOptions, engine_name: str, order: tuple[str, ...] | None
+    compiled: Compiled, options: InputOptions | None, engine_name: str, order: tuple[str, ...] | None
 ) -> Explanation:
     """What ``cepcli explain`` shows: the automaton of ``engine_name``, with the order
-    ``run`` would use (``--order``; else, for a lazy engine with an input, measured
-    from it; else the pattern's order)."""
+    ``run`` would use (``--order``; else, for a lazy engine with an input, measured as
+    ``run`` measures it; else the pattern's order)."""
     chosen = engine(engine_name)
-    compiled = compile_file(query_path)
     pattern = compiled.pattern
     source = ""
     if order is not None:
         _check_order(pattern, order)
         source = "--order"
-    elif chosen.lazy and (options.path is not None or compiled.query.source is not None):
-        prepared = attach_input(compiled, options)
-        stats = Stats()
-        order = _frequency_order(
-            RunOptions(query_path, options, engine_name), prepared, Prefilter.of(pattern), stats
-        )
-        prepared.source.close()
-        source = str(stats.extra["order_source"])
+    elif chosen.lazy and options is not None:
+        job = Job(compiled, options, RunOptions(engine_name))
+        try:
+            order = job.order()
+        finally:
+            job.close()
+        source = str(job.stats.extra["order_source"])
     elif chosen.lazy:
         order = tuple(v.name for v in pattern.variables)
         source = "the pattern's order: no --order and no input to measure"
     automaton = chosen.build(pattern, order or ())
     return explain(pattern, engine_name, automaton, source)
-
-
-def _frequency_order(
-    options: RunOptions, prepared: Prepared, prefilter: Prefilter, stats: Stats
-) -> tuple[str, ...]:
-    """The order a lazy engine builds its chains in: ``--order``, else measured from
-    the input (events per variable after the type and single-variable filters)."""
-    pattern = prepared.pattern
-    if options.order is not None:
-        _check_order(pattern, options.order)
-        stats.extra["order_source"] = "--order"
-        return options.order
-    if not engine(options.engine).lazy:
-        return ()
-    started = time.perf_counter()
-    typed = pattern.columns | {prepared.schema.time_col}
-    counts, rows, sample = prepared.source.count_variables(prefilter, typed)
-    stats.extra["order_seconds"] = round(time.perf_counter() - started, 6)
-    stats.extra["frequencies"] = {v.name: counts[v.bit] for v in pattern.variables}
-    where = f"the first {rows:,} rows (standard input)" if sample else f"all {rows:,} rows"
-    stats.extra["order_source"] = f"measured over {where}"
-    return pattern.rarest_first(counts)
 
 
 def _check_order(pattern: Pattern, order: tuple[str, ...]) -> None:
@@ -217,4 +201,4 @@ def peak_rss_mb() -> float:
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
 
 
-__all__ = ["Compiled", "Prepared", "RunOptions", "attach_input", "compile_file", "prepare", "run"]
+__all__ = ["Compiled", "Job", "RunOptions", "compile_file", "compile_text", "explain_query"]

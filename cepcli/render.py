@@ -15,10 +15,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from cepcli.bench import BenchResult
-from cepcli.events import Event, Schema, events_of, typed_value
+from cepcli.events import Event, Schema, events_of
+from cepcli.output import cell_text, event_object, flat_columns, flat_row, ordered, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
 from cepcli.runtime.stats import Stats
+from cepcli.sources.times import iso_text
 
 TABLE_ROWS = 20
 
@@ -31,32 +33,16 @@ class MatchWriter(Protocol):
     def close(self) -> None: ...
 
 
-def event_object(event: Event, schema: Schema) -> dict[str, Any]:
-    """An event as JSON: all its columns, then ``_row``."""
-    out = {c: typed_value(v, k) for c, v, k in zip(schema.columns, event.values, schema.kinds, strict=True)}
-    out["_row"] = event.row
-    return out
-
-
-def _variables(pattern: Pattern) -> list[str]:
-    return [v.name for v in pattern.variables if not v.negated]
-
-
-def _ordered(match: Match, names: list[str]) -> list[tuple[str, Binding]]:
-    bound = dict(match.bindings)
-    return [(name, bound[name]) for name in names if name in bound]
-
-
 class JsonlWriter:
     """One JSON object per line and match, flushed as it is written."""
 
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
-        self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+        self.stream, self.schema, self.names = stream, schema, variables(pattern)
         self.written = 0
 
     def write(self, match: Match) -> None:
         parts = []
-        for name, b in _ordered(match, self.names):
+        for name, b in ordered(match, self.names):
             if isinstance(b, tuple):
                 value = "[" + ",".join(self._event(e) for e in b) + "]"
             else:
@@ -72,7 +58,7 @@ class JsonlWriter:
         text = event.text
         if text is None:
             text = event.text = json.dumps(
-                event_object(event, self.schema), separators=(",", ":"), default=str
+                event_object(event, self.schema), separators=(",", ":"), default=str, allow_nan=False
             )
         return text
 
@@ -86,20 +72,13 @@ class CsvWriter:
     the match's OR branch does not bind is left empty."""
 
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
-        self.stream, self.schema, self.names = stream, schema, _variables(pattern)
+        self.stream, self.schema, self.pattern = stream, schema, pattern
         self.written = 0
         self.writer = csv.writer(stream, lineterminator="\n")
-        header = [f"{n}.{c}" for n in self.names for c in ("_row", *schema.columns)]
-        self.writer.writerow(header)
+        self.writer.writerow(flat_columns(schema, pattern))
 
     def write(self, match: Match) -> None:
-        bound = dict(match.bindings)
-        line: list[Any] = []
-        for name in self.names:
-            events = events_of(bound.get(name))
-            line.append(";".join(str(e.row) for e in events))
-            for i in range(len(self.schema.columns)):
-                line.append(";".join(_cell(e.values[i]) for e in events))
+        line = flat_row(match, self.schema, self.pattern)
         self.written += 1
         self.writer.writerow(line)
         self.stream.flush()
@@ -112,7 +91,7 @@ class TableWriter:
     """A rich table of the first matches and the total, printed at the end."""
 
     def __init__(self, console: Console, schema: Schema, pattern: Pattern, rows: int = TABLE_ROWS) -> None:
-        self.console, self.schema, self.names = console, schema, _variables(pattern)
+        self.console, self.schema, self.names = console, schema, variables(pattern)
         self.rows = rows
         self.first: list[Match] = []
         self.total = 0
@@ -141,13 +120,13 @@ class TableWriter:
         return "\n".join(f"row {e.row}  {_time_text(e, self.schema)}" for e in events_of(binding))
 
 
-def _cell(value: object) -> str:
-    return "" if value is None else str(value)
-
-
 def _time_text(event: Event, schema: Schema) -> str:
     value = event.values[schema.index(schema.time_col)]
-    return str(value) if value is not None else str(event.ts)
+    return (
+        cell_text(value, schema.kinds[schema.index(schema.time_col)])
+        if value is not None
+        else iso_text(event.ts)
+    )
 
 
 def writer_for(fmt: str, stream: IO[str], console: Console, schema: Schema, pattern: Pattern) -> MatchWriter:

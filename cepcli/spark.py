@@ -14,17 +14,16 @@ column kinds from the first 65,536 rows exactly as the local reader does. Then:
   so the window and leading, trailing or enclosed negations are judged on all the events
   they depend on, and each match is reported by one shard.
 
-In each group the worker runs the local reader and engine on its rows (conditions travel
-as query text and are compiled there) and returns the matches as JSON lines and its
-statistics; the driver writes them out in the requested format and merges the statistics
-(sums, and peaks as the largest of any partition). pyspark is imported only here.
+In each group the worker runs ``job.Job`` on its rows as a DataFrame, typed with the
+column kinds and time reading the driver decided (conditions travel as query text and are
+compiled there), and returns the matches as JSON lines and its statistics; the driver
+writes them out in the requested format and merges the statistics (sums, and peaks as
+the largest of any partition). pyspark is imported only here.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import os
 import sys
 import time
@@ -33,18 +32,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
-from cepcli.engines import compile_pattern, run_pattern
 from cepcli.errors import CepError, InputError, QueryError, UsageError
 from cepcli.events import Event, Kind, Schema
-from cepcli.job import RunOptions, compile_file, input_path, peak_rss_mb
+from cepcli.job import Compiled, Job, RunOptions, compile_text, input_path, peak_rss_mb
+from cepcli.output import event_object
 from cepcli.plan.pattern import Pattern
 from cepcli.query.checks import check_schema
-from cepcli.render import event_object
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.csv import CHUNK_ROWS, CsvOptions, CsvSource, column_kind, time_is_numeric
-from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.kinds import DEFAULT_NULLS, SAMPLE_ROWS, infer_kind
+from cepcli.sources.options import InputOptions
+from cepcli.sources.times import TimeSpec, decide, nanoseconds, time_problem
 
 ROW = "_row"
 SHARD = "_shard"
@@ -75,40 +75,43 @@ class SparkError(CepError):
 
 
 def run_spark(
-    options: RunOptions, spark: SparkOptions, start: Callable[[Schema, Pattern], Callable[[Match], None]]
+    compiled: Compiled,
+    inputs: InputOptions,
+    options: RunOptions,
+    spark: SparkOptions,
+    start: Callable[[Schema, Pattern], Callable[[Match], None]],
 ) -> Stats:
     """Run the query as a Spark job; ``start(schema, pattern)`` returns where matches go."""
-    compiled = compile_file(options.query_path)
-    path = input_path(compiled.query, compiled.path, options.input.path)
+    path = input_path(compiled, inputs.path)
     if path == "-":
         raise UsageError("--spark reads its input with Spark: give a path with --input or FROM")
-    if options.input.on_bad_row != "fail":
+    if inputs.on_bad_row != "fail":
         raise UsageError(
             "--on-bad-row skip is not supported with --spark (run without --spark to skip bad rows)"
         )
     session = _session(spark.master)
     started = time.perf_counter()
-    frame, columns = _read(session, path, options.input)
-    first = frame.filter(frame[ROW] < CHUNK_ROWS).orderBy(ROW).toPandas()
-    schema, time_numeric = _schema(first, columns, options.input, path)
+    frame, columns = _read(session, path, inputs)
+    first = frame.filter(frame[ROW] < SAMPLE_ROWS).orderBy(ROW).toPandas()
+    schema, spec = _schema(first, columns, inputs, path)
     try:
         check_schema(compiled.query, schema)
     except QueryError as err:
         raise err.located(compiled.text, compiled.path) from None
-    csv_options = replace(  # the workers read what _Job.run writes: a header, then the rows
-        options.input,
-        path="-",
+    worker_inputs = replace(  # the workers read their rows as a DataFrame, typed as decided here
+        inputs,
+        path=None,
         header=True,
         columns=None,
         row_col=ROW,
-        kinds=schema.kinds,
-        time_numeric=time_numeric,
+        schema=tuple(zip(columns, schema.kinds, strict=True)),
+        time_format=spec.format,
         sort=True,
     )
-    job = _Job(compiled.text, options.engine, options.order or (), csv_options, columns)
+    job = _Job(compiled.text, options.engine, options.order or (), worker_inputs, columns, spec)
     pattern = compiled.pattern
-    times = frame.mapInPandas(_timestamps(job), "_row long, _ts double").cache()  # lazy: used if needed
-    if not options.input.sort:
+    times = frame.mapInPandas(_timestamps(job, path), "_row long, _ts long").cache()  # lazy: used if needed
+    if not inputs.sort:
         _check_order(times, path)  # as locally, whatever the partitioning
     if pattern.branches[0].equiv:
         grouped = _by_attribute(frame, pattern.branches[0].equiv[0], job)
@@ -176,7 +179,7 @@ def _spark_reason(err: BaseException, master: str) -> str:
     return f"cannot start Spark with master {master!r}: {text}"
 
 
-def _read(session: Any, path: str, options: CsvOptions) -> tuple[Any, tuple[str, ...]]:
+def _read(session: Any, path: str, options: InputOptions) -> tuple[Any, tuple[str, ...]]:
     from pyspark.sql import types as T
 
     try:
@@ -200,11 +203,11 @@ def _read(session: Any, path: str, options: CsvOptions) -> tuple[Any, tuple[str,
 
 
 def _schema(
-    first: pd.DataFrame, columns: tuple[str, ...], options: CsvOptions, path: str
-) -> tuple[Schema, bool]:
+    first: pd.DataFrame, columns: tuple[str, ...], options: InputOptions, path: str
+) -> tuple[Schema, TimeSpec]:
+    """Column kinds and the time reading, from the first rows, as the local run decides them."""
     if first.empty:
         raise InputError("the input is empty (no data rows)", filename=path)
-    first = first[list(columns)].fillna("")
     for role, col in (("type", options.type_col), ("time", options.time_col)):
         if col not in columns:
             flag = "--type-col" if role == "type" else "--time-col"
@@ -212,10 +215,20 @@ def _schema(
                 f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
                 filename=path,
             )
-    kinds = tuple(Kind.STR if c == options.type_col else column_kind(first[c]) for c in columns)
-    return Schema(columns, kinds, options.type_col, options.time_col), time_is_numeric(
-        first[options.time_col], options.time_format
+    nulls = _nulls(options)
+    given = dict(options.schema)
+    text = {c: pa.array(first[c].fillna("").astype(str).tolist(), pa.string()) for c in columns}
+    kinds = tuple(
+        given.get(c, Kind.STR if c == options.type_col else infer_kind(text[c], nulls)) for c in columns
     )
+    spec = decide(text[options.time_col], nulls, options.unit, options.time_format)
+    schema = Schema(columns, kinds, options.type_col, options.time_col, options.unit)
+    return schema, spec
+
+
+def _nulls(options: InputOptions) -> pa.Array:
+    markers = DEFAULT_NULLS if options.null_values is None else ("", *options.null_values)
+    return pa.array(markers, pa.string())
 
 
 # --- the workers -----------------------------------------------------------------------------
@@ -228,22 +241,21 @@ class _Job:
     query: str
     engine: str
     order: tuple[str, ...]
-    csv: CsvOptions
+    inputs: InputOptions
     columns: tuple[str, ...]
+    time: TimeSpec
 
-    def run(self, rows: pd.DataFrame, owned: tuple[float, float] | None) -> pd.DataFrame:
-        """The local reader and engine over these rows; matches (as JSON lines) whose
-        earliest event falls in ``owned``, then one line of statistics."""
-        _, pattern = compile_pattern(self.query)
+    def run(self, rows: pd.DataFrame, owned: tuple[int, int] | None) -> pd.DataFrame:
+        """The local evaluation over these rows; matches (as JSON lines) whose earliest
+        event falls in ``owned``, then one line of statistics."""
+        compiled = compile_text(self.query, "<query>", self.inputs.unit)
         rows = rows.sort_values(ROW)
-        data = rows[[*self.columns, ROW]].fillna("").to_csv(index=False).encode()
-        source = CsvSource(self.csv, stdin=io.BytesIO(data))
-        schema = source.schema()
+        text = rows[[*self.columns, ROW]].astype({c: "string" for c in self.columns})
         stats = Stats()
-        prefilter = Prefilter.of(pattern)
-        events = source.events(prefilter, stats, pattern.columns | {schema.time_col})
+        job = Job(compiled, self.inputs, RunOptions(self.engine, self.order or None), data=text, stats=stats)
+        schema = job.schema
         lines = []
-        for match in run_pattern(pattern, self.engine, events, schema, stats, self.order):
+        for match in job.matches():
             if owned is not None and not owned[0] <= match.first_ts < owned[1]:
                 continue
             lines.append(json.dumps(_as_json(match, schema), separators=(",", ":"), default=str))
@@ -267,7 +279,7 @@ def _match(obj: dict[str, Any], schema: Schema) -> Match:
 
     def event(o: dict[str, Any]) -> Event:
         values = [o.get(c) for c in schema.columns]
-        return Event(int(o[ROW]), 0.0, str(o.get(schema.type_col)), values, 0)
+        return Event(int(o[ROW]), 0, str(o.get(schema.type_col)), values, 0)
 
     bindings = tuple(
         (name, tuple(event(e) for e in value) if isinstance(value, list) else event(value))
@@ -289,21 +301,22 @@ def _by_attribute(frame: Any, attr: str, job: _Job) -> Any:
 
 
 def _by_time(
-    session: Any, frame: Any, times: Any, job: _Job, window: float, spark: SparkOptions
+    session: Any, frame: Any, times: Any, job: _Job, window: int, spark: SparkOptions
 ) -> tuple[Any, int]:
     """Time shards overlapping by the window; each keeps the matches it owns."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     bounds = times.agg(F.min("_ts"), F.max("_ts")).collect()[0]
-    start, end = float(bounds[0]), float(bounds[1])
+    start, end = int(bounds[0]), int(bounds[1])
     count = spark.partitions or 2 * session.sparkContext.defaultParallelism
-    length = spark.shard_seconds or max((end - start) / count, window, 1e-9)
-    shards = max(1, math.floor((end - start) / length) + 1)
+    forced = round(spark.shard_seconds * 10**9) if spark.shard_seconds else None
+    length = forced or max(-(-(end - start) // count), window, 1)
+    shards = max(1, (end - start) // length + 1)
 
-    def shard_ids(ts: float) -> list[int]:
-        low = max(0, math.floor((ts - window - start) / length))
-        high = min(shards - 1, math.floor((ts + window - start) / length))
+    def shard_ids(ts: int) -> list[int]:
+        low = max(0, (ts - window - start) // length)
+        high = min(shards - 1, (ts + window - start) // length)
         return list(range(low, high + 1))
 
     ids = F.udf(shard_ids, T.ArrayType(T.IntegerType()), useArrow=False)
@@ -311,22 +324,27 @@ def _by_time(
 
     def run_shard(rows: pd.DataFrame) -> pd.DataFrame:
         k = int(rows[SHARD].iloc[0])
-        owned = (start + k * length, start + (k + 1) * length if k < shards - 1 else math.inf)
+        owned = (start + k * length, start + (k + 1) * length if k < shards - 1 else 1 << 64)
         return job.run(rows.drop(columns=[SHARD]), owned)
 
     return spread.groupBy(SHARD).applyInPandas(run_shard, _OUT), shards
 
 
-def _timestamps(job: _Job) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    from cepcli.sources.csv import parse_times
-
-    opts = job.csv
+def _timestamps(job: _Job, path: str) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """Each row's time in int64 nanoseconds, read as the local run reads it; an
+    unreadable time is the local run's error."""
+    opts, spec = job.inputs, job.time
 
     def parse(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        nulls = _nulls(opts)
         for rows in batches:
             ids = rows[ROW].to_numpy()
-            col = rows[opts.time_col].fillna("")
-            ts = parse_times(col, ids, bool(opts.time_numeric), opts.time_format, opts.time_col, "<spark>")
+            col = pa.array(rows[opts.time_col].fillna("").astype(str).tolist(), pa.string())
+            ts, bad = nanoseconds(col, spec, nulls)
+            if bad.any():
+                at = int(bad.argmax())
+                why = time_problem(col[at].as_py(), spec, opts.time_col, frozenset(nulls.to_pylist()))
+                raise InputError(why, int(ids[at]), path)
             yield pd.DataFrame({ROW: ids, "_ts": ts})
 
     return parse

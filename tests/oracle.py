@@ -5,14 +5,23 @@ it is the written-down semantics the engines are compared with, not an engine.
 It shares only the parser and the DNF normalisation with cepcli; it reads the CSV
 with the csv module and interprets conditions by walking the AST (three-valued
 logic, as SQL), independently of the compiled conditions and the prefilter.
+
+Times are exact integer nanoseconds, read here by their own rules (SPEC section 1):
+numbers as decimals in ``time_unit``, ISO-8601 date-times to the nanosecond, with a
+zone converted to UTC and none taken as UTC. In a condition a time is an exact number
+of time units (a ``Fraction``). Null markers (SPEC section 1) are missing in columns
+whose other values are numbers or booleans.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from itertools import combinations, product
 from typing import Any
 
@@ -24,10 +33,36 @@ Row = dict[str, Any]  # column values, plus "_row" and "_ts"
 MatchKey = frozenset[tuple[str, tuple[int, ...]]]
 
 
-def read_rows(text: str, type_col: str = "type", time_col: str = "ts") -> list[Row]:
+# The markers pandas and pyarrow read as missing (SPEC section 1: "such as NA, N/A, NaN, null").
+NULLS = {
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+}
+UNITS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+
+
+def read_rows(text: str, type_col: str = "type", time_col: str = "ts", time_unit: str = "s") -> list[Row]:
     records = list(csv.DictReader(io.StringIO(text)))
     columns = list(records[0]) if records else []
-    numeric = {c: all(_is_number(r[c]) for r in records if r[c] != "") for c in columns}
+    kinds = {c: _kind([r[c] for r in records if r[c] not in NULLS]) for c in columns}
+    unit = UNITS[time_unit]
     rows = []
     for i, record in enumerate(records):
         row: Row = {"_row": i}
@@ -35,52 +70,84 @@ def read_rows(text: str, type_col: str = "type", time_col: str = "ts") -> list[R
             raw = record[c]
             if c == type_col:
                 row[c] = raw
-            elif raw == "":
+            elif raw == "" or (kinds[c] != "text" and raw in NULLS):
                 row[c] = None
-            elif numeric[c]:
-                row[c] = float(raw) if any(ch in raw for ch in ".eE") else int(raw)
+            elif kinds[c] == "int":
+                row[c] = int(raw)
+            elif kinds[c] == "float":
+                row[c] = float(raw)
+            elif kinds[c] == "bool":
+                row[c] = raw.lower() == "true"
             else:
                 row[c] = raw
-        stamp = record[time_col]
-        row["_ts"] = float(stamp) if _is_number(stamp) else _iso_seconds(stamp)
-        if row.get(time_col) is not None and numeric.get(time_col):
-            row[time_col] = row["_ts"]
+        row["_ts"] = nanoseconds(record[time_col], unit)
         rows.append(row)
     return rows
 
 
-def _iso_seconds(text: str) -> float:
-    """ISO-8601 to seconds; a time without a zone is UTC (SPEC section 1)."""
-    stamp = datetime.fromisoformat(text)
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.timestamp()
+def _kind(values: list[str]) -> str:
+    if not values:
+        return "text"
+    if all(re.fullmatch(r"[+-]?\d+", v) for v in values):
+        return "int"
+    if all(_is_float(v) for v in values):
+        return "float"
+    if all(v.lower() in ("true", "false") for v in values):
+        return "bool"
+    return "text"
 
 
-def _is_number(text: str) -> bool:
+def _is_float(text: str) -> bool:
     try:
         float(text)
     except ValueError:
         return False
-    return True
+    return "_" not in text
 
 
-def oracle(query_text: str, csv_text: str, type_col: str = "type", time_col: str = "ts") -> set[MatchKey]:
+def nanoseconds(text: str, unit: int = 10**9) -> int:
+    """A timestamp as exact int nanoseconds: a decimal number of ``unit``, or ISO-8601."""
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return _iso_nanoseconds(text)
+    ns = Fraction(number) * unit
+    assert ns.denominator == 1, f"{text} is finer than a nanosecond"
+    return int(ns)
+
+
+def _iso_nanoseconds(text: str) -> int:
+    """ISO-8601 to nanoseconds since the epoch; a time without a zone is UTC."""
+    found = re.fullmatch(r"(.*?\d\d:\d\d(?::\d\d)?)(?:[.,](\d+))?((?:[Zz]|[+-]\d\d(?::?\d\d)?)?)", text)
+    base, fraction, zone = found.groups() if found else (text, None, "")
+    stamp = datetime.fromisoformat(base + (zone or "").replace("z", "Z"))
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    delta = stamp - epoch
+    whole = (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    return whole + (int((fraction or "").ljust(9, "0")[:9]) if fraction else 0)
+
+
+def oracle(
+    query_text: str, csv_text: str, type_col: str = "type", time_col: str = "ts", time_unit: str = "s"
+) -> set[MatchKey]:
     """All matches of the query over the CSV, as sets of (variable, rows)."""
-    _, pattern = compile_pattern(query_text)
-    rows = read_rows(csv_text, type_col, time_col)
+    unit = UNITS[time_unit]
+    _, pattern = compile_pattern(query_text, time_unit=unit)
+    rows = read_rows(csv_text, type_col, time_col, time_unit)
     found: set[MatchKey] = set()
     for branch in pattern.branches:
-        found |= _branch_matches(branch, rows, pattern.window, type_col, time_col)
+        found |= _branch_matches(branch, rows, pattern.window, type_col, time_col, unit)
     return found
 
 
 def _branch_matches(
-    branch: Branch, rows: list[Row], window: float, type_col: str, time_col: str
+    branch: Branch, rows: list[Row], window: int, type_col: str, time_col: str, unit: int
 ) -> set[MatchKey]:
     out: set[MatchKey] = set()
     negated = {n.name for n in branch.negated}
-    for m in _assignments(branch, rows, window, type_col, time_col):
+    for m in _assignments(branch, rows, window, type_col, time_col, unit):
         events = [e for group in m.values() for e in group]
         if len({e["_row"] for e in events}) != len(events):  # rule 2
             continue
@@ -89,7 +156,7 @@ def _branch_matches(
         times = [e["_ts"] for e in events]
         if max(times) - min(times) > window:  # rule 4
             continue
-        env = _Env(m, time_col)
+        env = _Env(m, time_col, unit)
         if not all(
             _holds(c.expr, c.iterates, c.from_second, env)
             for c in branch.conditions
@@ -99,7 +166,7 @@ def _branch_matches(
         if branch.equiv and not _same(events, branch.equiv):
             continue
         if any(
-            _violated(branch, n, m, events, rows, window, type_col, time_col) for n in branch.negated
+            _violated(branch, n, m, events, rows, window, type_col, time_col, unit) for n in branch.negated
         ):  # rule 6
             continue
         out.add(frozenset((name, tuple(e["_row"] for e in group)) for name, group in m.items()))
@@ -107,20 +174,20 @@ def _branch_matches(
 
 
 def _assignments(
-    branch: Branch, rows: list[Row], window: float, type_col: str, time_col: str
+    branch: Branch, rows: list[Row], window: int, type_col: str, time_col: str, unit: int
 ) -> Iterator[dict[str, tuple[Row, ...]]]:
     """Every assignment of candidates to the variables (rule 1: the type; and, to keep
     the product small, each variable's own single-variable conditions and the window,
     which rules 4 and 5 would check anyway)."""
     singles = [v for v in branch.positives if not v.kleene]
     kleenes = [v for v in branch.positives if v.kleene]
-    candidates = {v.name: _candidates(branch, v, rows, type_col, time_col) for v in branch.positives}
+    candidates = {v.name: _candidates(branch, v, rows, type_col, time_col, unit) for v in branch.positives}
     for picked in product(*(candidates[v.name] for v in singles)):
         times = [e["_ts"] for e in picked]
         if times and max(times) - min(times) > window:
             continue
-        lo = max(times) - window if times else float("-inf")
-        hi = min(times) + window if times else float("inf")
+        lo = max(times) - window if times else -(1 << 70)
+        hi = min(times) + window if times else 1 << 70
         subsets = [
             _subsets(v, [e for e in candidates[v.name] if lo <= e["_ts"] <= hi], window) for v in kleenes
         ]
@@ -130,19 +197,21 @@ def _assignments(
             yield {v.name: m[v.name] for v in branch.positives}
 
 
-def _candidates(branch: Branch, v: Variable, rows: list[Row], type_col: str, time_col: str) -> list[Row]:
+def _candidates(
+    branch: Branch, v: Variable, rows: list[Row], type_col: str, time_col: str, unit: int
+) -> list[Row]:
     own = [c for c in branch.conditions if c.variables == {v.name} and not c.whole and not c.from_second]
     out = []
     for row in rows:
         if row[type_col] != v.type:  # rule 1
             continue
-        env = _Env({v.name: (row,)}, time_col)
+        env = _Env({v.name: (row,)}, time_col, unit)
         if all(_holds(c.expr, c.iterates, False, env) for c in own):
             out.append(row)
     return out
 
 
-def _subsets(v: Variable, candidates: list[Row], window: float) -> list[tuple[Row, ...]]:
+def _subsets(v: Variable, candidates: list[Row], window: int) -> list[tuple[Row, ...]]:
     """Subsets of the candidates, in stream order, of a size within the bounds and
     spanning at most the window (each found once, from its first element)."""
     ordered = sorted(candidates, key=_key)
@@ -155,7 +224,7 @@ def _subsets(v: Variable, candidates: list[Row], window: float) -> list[tuple[Ro
     return out
 
 
-def _key(row: Row) -> tuple[float, int]:
+def _key(row: Row) -> tuple[int, int]:
     """Stream order: by time, then by row (the input's own order when it is sorted)."""
     return (row["_ts"], row["_row"])
 
@@ -181,9 +250,10 @@ def _violated(
     m: dict[str, tuple[Row, ...]],
     events: list[Row],
     rows: list[Row],
-    window: float,
+    window: int,
     type_col: str,
     time_col: str,
+    unit: int,
 ) -> bool:
     assigned = {e["_row"] for e in events}
     for e in rows:
@@ -196,7 +266,7 @@ def _violated(
         times = [r["_ts"] for r in events] + [e["_ts"]]
         if max(times) - min(times) > window:
             continue
-        env = _Env({**m, n.name: (e,)}, time_col)
+        env = _Env({**m, n.name: (e,)}, time_col, unit)
         if not all(
             _holds(c.expr, c.iterates, c.from_second, env) for c in branch.conditions if n.name in c.variables
         ):
@@ -210,15 +280,19 @@ def _violated(
 class _Env:
     """What a condition sees: the match, and for iteration the current element."""
 
-    def __init__(self, m: dict[str, tuple[Row, ...]], time_col: str) -> None:
+    def __init__(self, m: dict[str, tuple[Row, ...]], time_col: str, unit: int) -> None:
         self.m = m
         self.time_col = time_col
+        self.unit = unit
         self.cur: Row | None = None
         self.prev: Row | None = None
         self.prefix: tuple[Row, ...] = ()
 
     def value(self, row: Row, attr: str) -> Any:
-        return row["_ts"] if attr == self.time_col else row.get(attr)
+        if attr != self.time_col:
+            return row.get(attr)
+        seconds = Fraction(row["_ts"], self.unit)  # a time in time units, exactly
+        return seconds.numerator if seconds.denominator == 1 else seconds
 
 
 def _holds(expr: a.Expr, iterates: str | None, from_second: bool, env: _Env) -> bool:
@@ -275,11 +349,17 @@ def _eval(expr: a.Expr, env: _Env) -> Any:
             x, y = _eval(left, env), _eval(right, env)
             if x is None or y is None or (op in "/%" and y == 0):
                 return None
-            return (
-                {"+": x + y, "-": x - y, "*": x * y}.get(op)
-                if op in "+-*"
-                else (x / y if op == "/" else x % y)
-            )
+            try:
+                out = {
+                    "+": lambda: x + y,
+                    "-": lambda: x - y,
+                    "*": lambda: x * y,
+                    "/": lambda: x / y,
+                    "%": lambda: x % y,
+                }[op]()
+            except OverflowError:  # an int too large for a float: no value
+                return None
+            return None if out != out else out  # a NaN (inf - inf) is no value either
         case a.Compare(op, left, right):
             x, y = _eval(left, env), _eval(right, env)
             if x is None or y is None:

@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cepcli.cli import cli
-from cepcli.sources.csv import CHUNK_ROWS
+from cepcli.sources.options import CHUNK_ROWS
 
 # --- inputs ---------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from cepcli.cli import cli
 from cepcli.engines import ENGINE_NAMES
-from cepcli.job import RunOptions
-from cepcli.sources.csv import CsvOptions
+from cepcli.job import RunOptions, compile_file
+from cepcli.sources.options import InputOptions
 from tests.cases import CASES
 from tests.harness import run_engine
 
@@ -58,8 +58,10 @@ def _spark_matches(query: Path, data: Path, engine: str, shard_seconds: float | 
     from cepcli.spark import SparkOptions, run_spark
 
     found = []
-    options = RunOptions(str(query), CsvOptions(str(data), **csv), engine)  # type: ignore[arg-type]
-    run_spark(options, SparkOptions("local[2]", None, shard_seconds), lambda schema, pattern: found.append)
+    inputs = InputOptions(str(data), **csv)  # type: ignore[arg-type]
+    compiled = compile_file(str(query), inputs.unit)
+    spark = SparkOptions("local[2]", None, shard_seconds)
+    run_spark(compiled, inputs, RunOptions(engine), spark, lambda schema, pattern: found.append)
     keys = [frozenset(m.key) for m in found]
     assert len(keys) == len(set(keys)), "a match was reported twice"
     return set(keys)

@@ -15,8 +15,9 @@ MAX_BRANCHES = 256
 _Partial = tuple[tuple[Variable, ...], frozenset[tuple[str, str]]]
 
 
-def normalize(query: a.Query, max_branches: int = MAX_BRANCHES) -> Pattern:
-    """Check the query, expand its structure to DNF and attach the conditions."""
+def normalize(query: a.Query, max_branches: int = MAX_BRANCHES, time_unit: int = 10**9) -> Pattern:
+    """Check the query, expand its structure to DNF and attach the conditions. A window
+    written as a bare number is in ``time_unit`` nanoseconds (the input's time unit)."""
     check_query(query)
     count = count_branches(query.structure)
     if count > max_branches:
@@ -44,7 +45,9 @@ def normalize(query: a.Query, max_branches: int = MAX_BRANCHES) -> Pattern:
         (v.name, tuple(c.expr for c in conditions if c.prefilter and c.variables == {v.name}))
         for v in variables.values()
     )
-    return Pattern(tuple(branches), tuple(variables.values()), query.window.seconds, filters, query)
+    return Pattern(
+        tuple(branches), tuple(variables.values()), query.window.nanoseconds(time_unit), filters, query
+    )
 
 
 def count_branches(node: a.Structure) -> int:

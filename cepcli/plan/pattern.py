@@ -91,7 +91,7 @@ class Pattern:
 
     branches: tuple[Branch, ...]
     variables: tuple[Variable, ...]  # all variables of the query, by bit
-    window: float  # seconds
+    window: int  # nanoseconds
     filters: tuple[tuple[str, tuple[a.Expr, ...]], ...]  # per variable, prefilter conjuncts
     query: a.Query
 

@@ -6,7 +6,9 @@ Spans do not take part in equality, so ``parse(print(q)) == q`` holds.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from cepcli.errors import NO_SPAN, Span
 
@@ -197,8 +199,24 @@ class Duration:
     def seconds(self) -> float:
         return self.value * UNIT_SECONDS[self.unit]
 
+    def nanoseconds(self, time_unit: int = 10**9) -> int:
+        """The window in int64 nanoseconds, exactly (a bare number is in ``time_unit``
+        nanoseconds). Rounded down: ``max - min <= W`` holds for int timestamps exactly when
+        it holds for the floor of W. A window past the int64 range covers every pair."""
+        per_unit = UNIT_NANOSECONDS.get(self.unit) or time_unit
+        value = Fraction(repr(self.value)) if isinstance(self.value, float) else Fraction(self.value)
+        return min(math.floor(value * per_unit), MAX_WINDOW)
+
 
 UNIT_SECONDS: dict[str, float] = {"": 1.0, "ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+UNIT_NANOSECONDS: dict[str, int] = {
+    "ms": 10**6,
+    "s": 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+    "d": 86400 * 10**9,
+}
+MAX_WINDOW = (1 << 64) - 1  # beyond any difference of two int64 timestamps
 
 UNIT_ALIASES: dict[str, str] = {
     "ms": "ms",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from cepcli.events import Event, Schema
+from cepcli.events import FAR_PAST, Event, Schema
 from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.runtime.conditions import CompiledCondition, compile_condition
 from cepcli.runtime.matches import Deduplicator, Match
@@ -26,8 +26,8 @@ class _Pending:
         match: Match,
         m: list[object],
         rows: frozenset[int],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
         checks: list[NegationCheck],
     ) -> None:
         self.match, self.m, self.rows = match, m, rows
@@ -46,12 +46,12 @@ class Acceptance:
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if v.negated
         }
         self.negated_mask = sum(1 << bit for bit in self.buffers)
-        self.pending: list[tuple[float, int, _Pending]] = []
+        self.pending: list[tuple[int, int, _Pending]] = []
         self.count = 0
         keys = [b.key for b in pattern.branches]
         self.dedup = Deduplicator(self.window) if len(set(keys)) < len(keys) else None
         self.out: list[Match] = []
-        self.now = float("-inf")
+        self.now = FAR_PAST
 
     def advance(self, event: Event) -> None:
         """Before an event is processed: forget, evict and release what its time allows,
@@ -76,8 +76,8 @@ class Acceptance:
         self,
         names: Sequence[tuple[str, int]],
         m: list[object],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
         negations: Sequence[NegationCheck],
     ) -> None:
         """A complete positive match: check its negations, then report it (now, or
@@ -145,7 +145,7 @@ def negation_checks(
     slots: dict[str, int],
     conditions: Sequence[CompiledCondition | None],
     equiv: tuple[int, ...],
-    window: float,
+    window: int,
     stats: Stats,
 ) -> list[NegationCheck]:
     """One check per negated variable in ``names``, with the conditions that mention it."""
@@ -212,5 +212,5 @@ class CompiledBranch:
                     return False
         return True
 
-    def negations_of(self, names: Sequence[str], window: float, stats: Stats) -> list[NegationCheck]:
+    def negations_of(self, names: Sequence[str], window: int, stats: Stats) -> list[NegationCheck]:
         return negation_checks(self.branch, names, self.slots, self.conditions, self.equiv, window, stats)

@@ -20,7 +20,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
-from cepcli.events import Event, Schema
+from cepcli.events import FAR_FUTURE, FAR_PAST, Event, Schema
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
 from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
@@ -35,9 +35,7 @@ class _Waiting:
 
     __slots__ = ("m", "rows", "min_ts", "max_ts", "born", "dead")
 
-    def __init__(
-        self, m: list[object], rows: tuple[int, ...], min_ts: float, max_ts: float, born: int
-    ) -> None:
+    def __init__(self, m: list[object], rows: tuple[int, ...], min_ts: int, max_ts: int, born: int) -> None:
         self.m, self.rows, self.min_ts, self.max_ts = m, rows, min_ts, max_ts
         self.born = born
         self.dead = False
@@ -81,9 +79,7 @@ class _State:
 
 
 class _ChainRuntime(CompiledBranch):
-    def __init__(
-        self, chain: Chain, schema: Schema, window: float, stats: Stats, bits: dict[str, int]
-    ) -> None:
+    def __init__(self, chain: Chain, schema: Schema, window: int, stats: Stats, bits: dict[str, int]) -> None:
         super().__init__(chain.branch, schema)
         branch = chain.branch
         self.chain = chain
@@ -97,7 +93,7 @@ class _ChainRuntime(CompiledBranch):
             state.rejects = self.negations_of(state.spec.rejects, window, stats)
         self.post = self.negations_of([n.var for n in chain.negative], window, stats)
         self.at_accept = self.bound(chain.at_accept)
-        root = _Waiting([None] * len(branch.variables), (), float("inf"), float("-inf"), 0)
+        root = _Waiting([None] * len(branch.variables), (), FAR_FUTURE, FAR_PAST, 0)
         self.waiting: list[list[_Waiting]] = [[root]] + [[] for _ in chain.states[1:]]
 
 
@@ -112,7 +108,7 @@ class ChainRuntime:
         self.buffers: dict[int, EventBuffer] = {bit: EventBuffer(stats, self.window) for bit in searched}
         self.stored_mask = sum(1 << bit for bit in self.buffers)
         self.acceptance = Acceptance(pattern, stats)
-        self.expiry: list[tuple[float, int, _Waiting]] = []
+        self.expiry: list[tuple[int, int, _Waiting]] = []
         self.seq = 0
         self.waits = 0
         self.dead_waiting = 0
@@ -151,7 +147,7 @@ class ChainRuntime:
         self.acceptance.finish()
         yield from self.acceptance.take_output()
 
-    def _expire(self, now: float) -> None:
+    def _expire(self, now: int) -> None:
         expiry = self.expiry
         while expiry and expiry[0][0] < now:
             waiting = heapq.heappop(expiry)[2]
@@ -191,8 +187,8 @@ class ChainRuntime:
         m: list[object],
         rows: tuple[int, ...],
         taken: Event | tuple[Event, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Iterator[Match]:
         state = chain.states[i]
         m2 = list(m)
@@ -211,8 +207,8 @@ class ChainRuntime:
         i: int,
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Iterator[Match]:
         """An instance enters state ``i``: search the buffer, then wait on the stream."""
         stats = self.stats
@@ -246,7 +242,7 @@ class ChainRuntime:
         else:
             stats.deleted()
 
-    def _accept(self, chain: _ChainRuntime, m: list[object], min_ts: float, max_ts: float) -> None:
+    def _accept(self, chain: _ChainRuntime, m: list[object], min_ts: int, max_ts: int) -> None:
         if chain.complete(chain.at_accept, m, self.stats):
             self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
 

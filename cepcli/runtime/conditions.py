@@ -5,7 +5,13 @@ indexed by slot (an ``Event``, or a tuple of events for a Kleene variable), and 
 condition that iterates over a Kleene variable, ``cur``/``prev`` are the current and
 previous element and ``pre`` the elements before the current one. Missing values
 follow SQL: a comparison that touches one is false (see ``plan.nnf``); division by
-zero counts as missing.
+zero counts as missing, and so does a NaN that arithmetic makes (``inf - inf``).
+
+This is the reference meaning of the condition language: exact integer arithmetic
+(Python ints), IEEE doubles, exact comparisons between them, and times as exact
+numbers of time units (an int, or a ``Fraction`` for a time between two units). The
+vectorised prefilter (``sources.prefilter``) is the other lowering of the same AST, and
+falls back to these functions wherever it could differ.
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cepcli.events import Schema
+from cepcli.events import Kind, Schema
 from cepcli.plan.nnf import to_nnf
 from cepcli.query import ast as a
+from cepcli.sources.times import to_units
 
 CompiledCondition = Callable[..., bool]
 
@@ -67,16 +74,23 @@ class _Codegen:
     guards: list[str] = field(default_factory=list)
     temps: int = 0
 
+    def timed(self, attr: str) -> bool:
+        """Does the attribute hold a time (int nanoseconds, seen in time units)?"""
+        return attr == self.schema.time_col or self.schema.kind(attr) is Kind.TIME
+
     def temp(self, code: str, guard: str) -> str:
-        name = f"_t{self.temps}"
+        """``code`` computed once into a temporary, which ``guard`` must hold for (the
+        comparison is false otherwise); ``{}`` in ``guard`` stands for its name."""
+        name = f"_v{self.temps}"
         self.temps += 1
-        self.guards.append(f"({name} := {code}){guard}")
+        self.guards.append(f"({name} := {code}){guard.format(name)}")
         return name
 
     def field(self, event: str, attr: str) -> str:
         if attr == self.schema.time_col:
-            return f"{event}.ts"
-        return f"{event}.values[{self.schema.index(attr)}]"
+            return f"_time({event}.ts)"
+        raw = f"{event}.values[{self.schema.index(attr)}]"
+        return f"_time_or_none({raw})" if self.timed(attr) else raw
 
     def value(self, expr: a.Expr) -> str:
         match expr:
@@ -93,13 +107,13 @@ class _Codegen:
                     a.Index.LAST: f"m[{self.slots[var]}][-1]",
                 }[index]
                 if attr == self.schema.time_col:
-                    return f"{event}.ts"  # a timestamp is never missing
+                    return f"_time({event}.ts)"  # a timestamp is never missing
                 return self.temp(self.field(event, attr), " is not None")
             case a.Agg(func, var, attr, scope):
                 events = f"m[{self.slots[var]}]" if scope is a.Scope.ALL else "pre"
                 if attr is None:
                     return f"len({events})"
-                items = f"[e_.{self.field('e_', attr).removeprefix('e_.')} for e_ in {events}]"
+                items = f"[{self.field('e_', attr)} for e_ in {events}]"
                 return self.temp(f"_{func}({items})", " is not None")
             case a.Abs(operand):
                 return f"abs({self.value(operand)})"
@@ -110,7 +124,7 @@ class _Codegen:
                 rhs = self.value(right)
                 if op in ("/", "%"):
                     rhs = self.temp(rhs, " != 0")
-                return f"({lhs} {op} {rhs})"
+                return self.temp(f"({lhs} {op} {rhs})", " == {}")  # not NaN
         raise TypeError(expr)
 
     def boolean(self, expr: a.Expr) -> str:
@@ -130,16 +144,19 @@ class _Codegen:
 
 def compile_condition(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCondition:
     """One Python function for one condition; ``slots`` maps variable names to ``m`` indexes."""
+    unit = schema.time_unit
     gen = _Codegen(slots, schema)
     body = gen.boolean(to_nnf(expr))
     source = (
         "def condition(m, cur=None, prev=None, pre=()):\n"
         "    try:\n"
         f"        return {body}\n"
-        "    except TypeError:\n"
+        "    except (TypeError, OverflowError):\n"  # text vs number; an int too big for a float
         "        return False\n"
     )
     namespace: dict[str, Any] = dict(_HELPERS)
+    namespace["_time"] = lambda ns: to_units(ns, unit)
+    namespace["_time_or_none"] = lambda ns: None if ns is None else to_units(ns, unit)
     exec(compile(source, f"<condition {expr.span.line}:{expr.span.col}>", "exec"), namespace)
     fn: CompiledCondition = namespace["condition"]
     fn.__doc__ = source

@@ -25,7 +25,7 @@ class _Group:
 
     __slots__ = ("first_ts", "alive", "dead")
 
-    def __init__(self, first_ts: float) -> None:
+    def __init__(self, first_ts: int) -> None:
         self.first_ts = first_ts
         self.alive = 0
         self.dead = False
@@ -41,7 +41,7 @@ class _Instance:
 
 
 class _BranchRuntime(CompiledBranch):
-    def __init__(self, nfa: EagerBranch, schema: Schema, window: float, stats: Stats) -> None:
+    def __init__(self, nfa: EagerBranch, schema: Schema, window: int, stats: Stats) -> None:
         super().__init__(nfa.branch, schema)
         branch = nfa.branch
         self.nfa = nfa
@@ -89,7 +89,7 @@ class EagerRuntime:
         self.acceptance.finish()
         return self.acceptance.take_output()
 
-    def _expire(self, now: float) -> None:
+    def _expire(self, now: int) -> None:
         limit = now - self.window
         groups = self.groups
         while groups and groups[0].first_ts < limit:
@@ -175,7 +175,7 @@ class EagerRuntime:
         assert isinstance(elements, tuple)
         return holds_for_each(fn, cond, m, elements, self.stats)
 
-    def _accept(self, runtime: _BranchRuntime, m: list[object], first_ts: float, last_ts: float) -> None:
+    def _accept(self, runtime: _BranchRuntime, m: list[object], first_ts: int, last_ts: int) -> None:
         if runtime.complete(runtime.at_accept, m, self.stats):
             self.acceptance.accept(runtime.names, m, first_ts, last_ts, runtime.negations)
 

@@ -33,7 +33,7 @@ class Iteration:
         each_new: Sequence[tuple[CompiledCondition, Condition]],
         equiv: tuple[int, ...],
         group: int | None,
-        window: float,
+        window: int,
         stats: Stats,
     ) -> None:
         self.lo, self.hi = lo, hi
@@ -48,10 +48,10 @@ class Iteration:
         m: list[object],
         rows: Sequence[int],
         candidates: Iterable[Event],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
         last: Event | None,
-    ) -> Iterator[tuple[Subset, float]]:
+    ) -> Iterator[tuple[Subset, int]]:
         """Subsets (stream order, size within bounds, inside the window together with
         the events in ``m``) of the candidates; with ``last``, only those that end with
         it. Each comes with its new minimum timestamp."""
@@ -104,10 +104,10 @@ class Iteration:
         pool: list[Event],
         start: int,
         current: Subset,
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
         last: Event | None,
-    ) -> Iterator[tuple[Subset, float]]:
+    ) -> Iterator[tuple[Subset, int]]:
         hi = self.hi
         size = len(current)
         if last is not None:

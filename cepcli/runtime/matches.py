@@ -23,7 +23,7 @@ class Match:
         return tuple((name, _rows(b)) for name, b in self.bindings)
 
     @property
-    def first_ts(self) -> float:
+    def first_ts(self) -> int:
         return min(e.ts for _, b in self.bindings for e in events_of(b))
 
 
@@ -41,13 +41,13 @@ class Deduplicator:
     the key again and it can be forgotten: memory follows the window.
     """
 
-    def __init__(self, window: float) -> None:
+    def __init__(self, window: int) -> None:
         self.window = window
         self.seen: set[MatchKey] = set()
-        self.by_time: list[tuple[float, int, MatchKey]] = []
+        self.by_time: list[tuple[int, int, MatchKey]] = []
         self.count = 0
 
-    def forget_before(self, processed_ts: float) -> None:
+    def forget_before(self, processed_ts: int) -> None:
         """Forget keys that no branch can report after an event at ``processed_ts``."""
         while self.by_time and self.by_time[0][0] + self.window < processed_ts:
             self.seen.discard(heapq.heappop(self.by_time)[2])

@@ -43,10 +43,10 @@ class TakeMemo:
     def __init__(self, stats: Stats) -> None:
         self.stats = stats
         self.entries: dict[MemoKey, _Entry] = {}
-        self.expiry: list[tuple[float, MemoKey]] = []  # (oldest bound timestamp, key), a heap
+        self.expiry: list[tuple[int, MemoKey]] = []  # (oldest bound timestamp, key), a heap
         self.hits = 0  # takes served from what an earlier evaluation checked
 
-    def expire(self, limit: float) -> None:
+    def expire(self, limit: int) -> None:
         """Forget the bindings with an event older than ``limit`` (out of every window)."""
         expiry = self.expiry
         while expiry and expiry[0][0] < limit:
@@ -57,9 +57,9 @@ class TakeMemo:
     def candidates(
         self,
         key: MemoKey,
-        oldest: float,
+        oldest: int,
         buffer: EventBuffer,
-        bounds: tuple[Key, Key, float, float],
+        bounds: tuple[Key, Key, int, int],
         check: tuple[tuple[int, ...], int, Sequence[tuple[CompiledCondition, Condition]], list[object]],
     ) -> Sequence[Event]:
         """The events of ``buffer.between(*bounds)`` that pass ``takes(*check, event)``,

@@ -6,13 +6,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from cepcli.events import Event, events_of, same_key
+from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of, same_key
 from cepcli.runtime.conditions import CompiledCondition
 from cepcli.runtime.stats import Stats
 
-Key = tuple[float, int]  # stream order: (timestamp, row); row order when the input is unsorted
+Key = tuple[int, int]  # stream order: (timestamp, row); row order when the input is unsorted
 _LAST_ROW = 1 << 62
-_INF = float("inf")
 
 
 class EventBuffer:
@@ -24,7 +23,7 @@ class EventBuffer:
 
     __slots__ = ("events", "keys", "start", "stats", "window", "counts")
 
-    def __init__(self, stats: Stats, window: float) -> None:
+    def __init__(self, stats: Stats, window: int) -> None:
         self.events: list[Event] = []
         self.keys: list[Key] = []
         self.start = 0
@@ -52,13 +51,13 @@ class EventBuffer:
                 if value is not None and value == value:  # NaN equals nothing either
                     counts[value] = counts.get(value, 0) + 1
 
-    def count_since(self, ts: float) -> int:
+    def count_since(self, ts: int) -> int:
         """Evict the events older than ``ts``; the number left (the paper's counter)."""
         if self.start < len(self.keys) and self.keys[self.start][0] < ts:
             self._evict_before(ts)
         return len(self.keys) - self.start
 
-    def _evict_before(self, ts: float) -> None:
+    def _evict_before(self, ts: int) -> None:
         start = self.start
         keys = self.keys
         end = len(keys)
@@ -80,12 +79,12 @@ class EventBuffer:
             del self.events[:start], self.keys[:start]
             self.start = 0
 
-    def between(self, after: Key, before: Key, min_ts: float, max_ts: float) -> Sequence[Event]:
+    def between(self, after: Key, before: Key, min_ts: int, max_ts: int) -> Sequence[Event]:
         """Events strictly between two stream positions, with ``min_ts <= ts <= max_ts``."""
         lo, hi = self.span(after, before, min_ts, max_ts)
         return self.events[lo:hi] if lo < hi else ()
 
-    def span(self, after: Key, before: Key, min_ts: float, max_ts: float) -> tuple[int, int]:
+    def span(self, after: Key, before: Key, min_ts: int, max_ts: int) -> tuple[int, int]:
         """The index range of ``events`` that ``between`` returns (empty when lo >= hi)."""
         keys = self.keys
         start = self.start
@@ -120,7 +119,7 @@ class NegationCheck:
         after: tuple[int, ...],
         conditions: tuple[CompiledCondition, ...],
         equiv: tuple[int, ...],
-        window: float,
+        window: int,
         stats: Stats,
     ) -> None:
         self.name = name
@@ -140,12 +139,14 @@ class NegationCheck:
 
     def bounds(self, m: Sequence[object]) -> tuple[Key, Key]:
         """Stream positions (exclusive) allowed by the order constraints."""
-        after = max(((e.ts, e.row) for s in self.before for e in events_of(m[s])), default=(-_INF, -1))
-        before = min(((e.ts, e.row) for s in self.after for e in events_of(m[s])), default=(_INF, _LAST_ROW))
+        after = max(((e.ts, e.row) for s in self.before for e in events_of(m[s])), default=(FAR_PAST, -1))
+        before = min(
+            ((e.ts, e.row) for s in self.after for e in events_of(m[s])), default=(FAR_FUTURE, _LAST_ROW)
+        )
         return after, before
 
     def violated(
-        self, m: list[object], rows: frozenset[int], min_ts: float, max_ts: float, buffer: EventBuffer
+        self, m: list[object], rows: frozenset[int], min_ts: int, max_ts: int, buffer: EventBuffer
     ) -> bool:
         after, before = self.bounds(m)
         candidates = buffer.between(after, before, max_ts - self.window, min_ts + self.window)

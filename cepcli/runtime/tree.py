@@ -89,7 +89,7 @@ class _TreeRuntime(CompiledBranch):
         self,
         tree: TreeBranch,
         schema: Schema,
-        window: float,
+        window: int,
         stats: Stats,
         bits: dict[str, int],
         buffers: dict[int, EventBuffer],
@@ -195,7 +195,7 @@ _Probes = list[tuple[int, dict[object, int]]]
 _Trigger = tuple[_TreeRuntime, str, list[EventBuffer], _Probes]
 
 
-def _nonempty(buffers: list[EventBuffer], limit: float) -> bool:
+def _nonempty(buffers: list[EventBuffer], limit: int) -> bool:
     """``p_ne`` at the root: every other variable has an event in the window (the
     buffers are evicted up to ``limit`` on the way, so their counters are exact)."""
     for i, buffer in enumerate(buffers):
@@ -313,8 +313,8 @@ class TreeRuntime:
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Iterable[Match]:
         """An instance in ``q_ord`` (``m`` bound, of rows ``rows``, between ``min_ts`` and
         ``max_ts``). It looks at its next take at once; only an instance with somewhere to
@@ -344,8 +344,8 @@ class TreeRuntime:
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Sequence[Event]:
         """The buffered events ``edge`` takes (for a Kleene edge: the candidates of its
         subsets), within the ordering filters of the path, the window, and before the
@@ -383,8 +383,8 @@ class TreeRuntime:
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Iterator[Match]:
         """The instance in ``state`` takes each of ``items`` in turn (or closes when
         ``edge`` is None); it leaves the state when done."""
@@ -416,8 +416,8 @@ class TreeRuntime:
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> Iterator[Match]:
         """Everything else is taken: accept, or first iterate the pinned Kleene
         variable over the subsets that end with the arriving event."""
@@ -450,8 +450,8 @@ class TreeRuntime:
         ord: tuple[str, ...],
         m: list[object],
         rows: tuple[int, ...],
-        min_ts: float,
-        max_ts: float,
+        min_ts: int,
+        max_ts: int,
     ) -> bool:
         """First-chance negations whose dependencies were completed by the last take."""
         if not tree.early or not ord:
@@ -466,7 +466,7 @@ class TreeRuntime:
             for check, deps in tree.early
         )
 
-    def _accept(self, tree: _TreeRuntime, m: list[object], min_ts: float, max_ts: float) -> Iterator[Match]:
+    def _accept(self, tree: _TreeRuntime, m: list[object], min_ts: int, max_ts: int) -> Iterator[Match]:
         if not tree.complete(tree.at_accept, m, self.stats):
             return
         buffers = self.acceptance.buffers

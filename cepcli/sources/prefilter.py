@@ -1,40 +1,46 @@
-"""The vectorised prefilter: per chunk, which rows can each pattern variable use?
+"""The vectorised prefilter: per batch, which rows can each pattern variable use?
 
 A row is kept for variable ``v`` when its type is ``v``'s type and it satisfies every
-single-variable condition of ``v`` (SPEC section 3 keeps those in every branch that
-binds ``v``). Conditions are evaluated with pandas over the whole chunk, with the
-same NULL semantics as the runtime (negation normal form, missing -> false).
+single-variable condition of ``v`` (SPEC section 3 keeps those in every branch that binds
+``v``). The conditions are evaluated over the whole batch with pyarrow compute, in
+negation normal form, with SQL NULL semantics (missing -> false).
+
+This is the second lowering of the condition language; the compiled conditions
+(``runtime.conditions``) are the reference. Where the vectorised arithmetic could differ
+from them, the rows are marked *unsure* and the compiled condition decides them, one row
+at a time: an int64 overflow (the reference computes with exact integers), an integer
+beyond 2^53 meeting a float or a true division (the reference compares exactly and
+divides correctly rounded), a ``%`` with a non-finite operand, and a time that falls
+between two time units (the reference uses an exact fraction). So both give the same
+answer on every value; ``tests/test_prefilter.py`` checks it on random values.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from cepcli.events import Event, Kind, Schema
 from cepcli.plan.nnf import to_nnf
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
+from cepcli.runtime.conditions import CompiledCondition, compile_condition
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
+_EXACT = 2**53  # integers up to this convert to float64 exactly
+_CMP = {
+    "=": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
 }
-_ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "%": operator.mod,
-}
+_ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
+_UNSURE = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,97 +48,207 @@ class VariableFilter:
     bit: int
     type: str
     conditions: tuple[a.Expr, ...]
+    compiled: tuple[CompiledCondition, ...]  # the same conditions, for the unsure rows
 
 
 @dataclass(frozen=True, slots=True)
 class Prefilter:
     variables: tuple[VariableFilter, ...]
     columns: frozenset[str]  # columns the conditions read
+    schema: Schema
 
     @classmethod
-    def of(cls, pattern: Pattern) -> Prefilter:
-        filters = tuple(
-            VariableFilter(v.bit, v.type, tuple(to_nnf(c) for c in pattern.filters_of(v.name)))
-            for v in pattern.variables
-        )
+    def of(cls, pattern: Pattern, schema: Schema) -> Prefilter:
+        filters = []
+        for v in pattern.variables:
+            conditions = tuple(to_nnf(c) for c in pattern.filters_of(v.name))
+            compiled = tuple(compile_condition(c, {v.name: 0}, schema) for c in conditions)
+            filters.append(VariableFilter(v.bit, v.type, conditions, compiled))
         columns = frozenset(
             n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
-        return cls(filters, columns)
+        return cls(tuple(filters), columns, schema)
 
-    def masks(self, types: pd.Series, frame: dict[str, pd.Series]) -> tuple[np.ndarray, int]:
+    def masks(
+        self,
+        types: pa.Array,
+        columns: Mapping[str, pa.Array],
+        ts: np.ndarray,
+        events_at: Callable[[np.ndarray], Sequence[Event]],
+    ) -> tuple[np.ndarray, int]:
         """Per row, the bit mask of variables that can use it; and the number of
-        condition evaluations (rows x conditions) it took."""
+        condition evaluations (rows x conditions) it took. ``events_at(positions)`` makes
+        the events the compiled conditions need for unsure rows."""
         mask = np.zeros(len(types), dtype=np.int64)
         evaluations = 0
+        frame = _Frame(columns, ts, self.schema)
         for f in self.variables:
-            hit = (types == f.type).to_numpy()
-            if f.conditions and hit.any():
-                rows = int(hit.sum())
-                for cond in f.conditions:
-                    evaluations += rows
-                    hit &= _boolean(cond, frame).to_numpy()
+            hit = pc.fill_null(pc.equal(types, f.type), False).to_numpy(zero_copy_only=False)
+            for cond, compiled in zip(f.conditions, f.compiled, strict=True):
+                if not hit.any():
+                    break
+                evaluations += int(np.count_nonzero(hit))
+                result, unsure = _boolean(cond, frame)
+                keep = hit & result
+                if unsure is not None and (unsure & hit).any():
+                    at = np.flatnonzero(unsure & hit)
+                    keep[at] = [bool(compiled([e], e)) for e in events_at(at)]  # e is also b[i]
+                hit = keep
             mask |= hit.astype(np.int64) << f.bit
         return mask, evaluations
 
 
-def _boolean(expr: a.Expr, frame: dict[str, pd.Series]) -> pd.Series:
-    index = next(iter(frame.values())).index
+class _Frame:
+    """The columns of a batch as the conditions see them."""
+
+    def __init__(self, columns: Mapping[str, pa.Array], ts: np.ndarray, schema: Schema) -> None:
+        self.columns = columns
+        self.ts = ts
+        self.schema = schema
+        self.size = len(ts)
+
+    def value(self, attr: str) -> tuple[pa.Array, np.ndarray | None]:
+        """A column's values (times in time units, whole ones only: the others unsure)."""
+        schema = self.schema
+        if attr == schema.time_col:
+            return _units(pa.array(self.ts), schema.time_unit)
+        column = self.columns[attr]
+        if schema.kind(attr) is Kind.TIME:
+            return _units(column, schema.time_unit)
+        return column, None
+
+
+def _units(ns: pa.Array, unit: int) -> tuple[pa.Array, np.ndarray | None]:
+    if unit == 1:
+        return ns, None
+    whole = pc.divide(ns, unit)  # int64 division truncates; exact where no remainder
+    rest = pc.subtract(ns, pc.multiply(whole, unit))
+    unsure = pc.fill_null(pc.not_equal(rest, 0), False).to_numpy(zero_copy_only=False)
+    return whole, (unsure if unsure.any() else None)
+
+
+def _either(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+    if x is None:
+        return y
+    return x if y is None else x | y
+
+
+def _all(frame: _Frame) -> np.ndarray:
+    return np.ones(frame.size, dtype=bool)
+
+
+def _boolean(expr: a.Expr, frame: _Frame) -> tuple[np.ndarray, np.ndarray | None]:
+    """A condition in negation normal form: where it holds, and the unsure rows."""
     match expr:
-        case a.BoolOp("and", items):
-            out = _boolean(items[0], frame)
+        case a.BoolOp(op, items):
+            result, unsure = _boolean(items[0], frame)
             for item in items[1:]:
-                out = out & _boolean(item, frame)
-            return out
-        case a.BoolOp("or", items):
-            out = _boolean(items[0], frame)
-            for item in items[1:]:
-                out = out | _boolean(item, frame)
-            return out
+                other, other_unsure = _boolean(item, frame)
+                result = result & other if op == "and" else result | other
+                unsure = _either(unsure, other_unsure)
+            return result, unsure
         case a.Bool(value):
-            return pd.Series(value, index=index)
+            return np.full(frame.size, value, dtype=bool), None
         case a.Compare(op, left, right):
-            lhs, rhs = _value(left, frame), _value(right, frame)
-            known = _known(lhs, index) & _known(rhs, index)
-            if not known.any():
-                return known
+            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
+            unsure = _either(lu, ru)
             try:
-                result = _OPS[op](_filled(lhs, known), _filled(rhs, known))
-            except TypeError:
-                return pd.Series(False, index=index)
-            return pd.Series(result, index=index).fillna(False).astype(bool) & known
+                result = _CMP[op](lhs, rhs)
+            except _UNSURE:
+                return np.zeros(frame.size, dtype=bool), _all(frame)
+            unsure = _either(unsure, _mixed(lhs, rhs, frame))
+            if isinstance(result, pa.Scalar):  # constants on both sides
+                return np.full(frame.size, result.as_py() is True, dtype=bool), unsure
+            out = pc.fill_null(result, False)
+            return np.asarray(out.to_numpy(zero_copy_only=False), dtype=bool), unsure
     raise TypeError(expr)
 
 
-def _value(expr: a.Expr, frame: dict[str, pd.Series]) -> Any:
+def _value(expr: a.Expr, frame: _Frame) -> tuple[pa.Array | pa.Scalar, np.ndarray | None]:
     match expr:
-        case a.Num(v) | a.Str(v) | a.Bool(v):
-            return v
+        case a.Num(v):
+            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+                return pa.scalar(float(v)), _all(frame)  # beyond int64: only the reference is exact
+            return pa.scalar(v), None
+        case a.Str(v) | a.Bool(v):
+            return pa.scalar(v), None
         case a.Attr(_, attr):
-            return frame[attr]
-        case a.Abs(operand):
-            return abs(_value(operand, frame))
-        case a.Minus(operand):
-            return -_value(operand, frame)
+            return frame.value(attr)
+        case a.Abs(operand) | a.Minus(operand):
+            value, unsure = _value(operand, frame)
+            fn = pc.abs_checked if isinstance(expr, a.Abs) else pc.negate_checked
+            try:
+                return fn(value), unsure
+            except _UNSURE:
+                return pc.abs(value) if isinstance(expr, a.Abs) else pc.negate(value), _all(frame)
         case a.Arith(op, left, right):
-            lhs, rhs = _value(left, frame), _value(right, frame)
-            if op in ("/", "%"):
-                if isinstance(rhs, pd.Series):
-                    rhs = rhs.where(rhs != 0)
-                elif rhs == 0:
-                    return np.nan
-            return _ARITH[op](lhs, rhs)
+            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
+            unsure = _either(lu, ru)
+            try:
+                result, more = _arith(op, lhs, rhs, frame)
+            except _UNSURE:
+                return pa.nulls(frame.size, pa.float64()), _all(frame)
+            return _not_nan(result), _either(unsure, more)
     raise TypeError(expr)
 
 
-def _known(value: Any, index: pd.Index) -> pd.Series:
-    if isinstance(value, pd.Series):
-        return value.notna()
-    return pd.Series(value is not None and value == value, index=index)
+def _arith(op: str, lhs: object, rhs: object, frame: _Frame) -> tuple[pa.Array, np.ndarray | None]:
+    if op in _ARITH:
+        return _ARITH[op](lhs, rhs), None
+    zero = pc.fill_null(pc.equal(rhs, 0), False)
+    divisor = pc.if_else(zero, pa.scalar(None, _type(rhs)), rhs)  # by zero: missing
+    if op == "/":
+        unsure = _either(_big(lhs, frame), _big(rhs, frame))
+        return pc.divide(pc.cast(lhs, pa.float64()), pc.cast(divisor, pa.float64())), unsure
+    x, y = _numpy(lhs, frame), _numpy(divisor, frame)
+    with np.errstate(all="ignore"):
+        out = np.remainder(x[0], y[0])
+    unsure = None
+    if x[0].dtype.kind == "f" or y[0].dtype.kind == "f":
+        unsure = ~(np.isfinite(x[0]) & np.isfinite(y[0])) & ~(x[1] | y[1])
+    return pa.array(out, mask=x[1] | y[1]), unsure
 
 
-def _filled(value: Any, known: pd.Series) -> Any:
-    """Replace missing entries by a harmless placeholder; ``known`` masks them out."""
-    if isinstance(value, pd.Series) and value.dtype == object:
-        return value.where(known, "")
-    return value
+def _type(value: object) -> pa.DataType:
+    return value.type  # type: ignore[attr-defined]
+
+
+def _numpy(value: object, frame: _Frame) -> tuple[np.ndarray, np.ndarray]:
+    """Values and missing mask as numpy (0 where missing)."""
+    if isinstance(value, pa.Scalar):
+        raw = value.as_py()
+        return np.full(frame.size, 0 if raw is None else raw), np.full(frame.size, raw is None)
+    assert isinstance(value, pa.Array)
+    missing = value.is_null().to_numpy(zero_copy_only=False)
+    filled = value.fill_null(0 if not pa.types.is_floating(value.type) else 0.0)
+    return filled.to_numpy(zero_copy_only=False), np.asarray(missing, dtype=bool)
+
+
+def _big(value: object, frame: _Frame) -> np.ndarray | None:
+    """Integers beyond 2^53 (they do not convert to float64 exactly)."""
+    if not pa.types.is_integer(_type(value)):
+        return None
+    if isinstance(value, pa.Scalar):
+        big = abs(value.as_py() or 0) > _EXACT
+        return _all(frame) if big else None
+    over = pc.fill_null(pc.greater(pc.abs_checked(pc.cast(value, pa.float64())), float(_EXACT)), False)
+    found = over.to_numpy(zero_copy_only=False)
+    return found if found.any() else None
+
+
+def _mixed(lhs: object, rhs: object, frame: _Frame) -> np.ndarray | None:
+    """An integer compared with a float converts to float64: unsure beyond 2^53."""
+    lt, rt = _type(lhs), _type(rhs)
+    if pa.types.is_integer(lt) and pa.types.is_floating(rt):
+        return _big(lhs, frame)
+    if pa.types.is_floating(lt) and pa.types.is_integer(rt):
+        return _big(rhs, frame)
+    return None
+
+
+def _not_nan(values: pa.Array) -> pa.Array:
+    """A NaN that arithmetic makes (``inf - inf``) is missing, as in the reference."""
+    if not pa.types.is_floating(values.type):
+        return values
+    nan = pc.fill_null(pc.is_nan(values), False)
+    return pc.if_else(nan, pa.scalar(None, values.type), values)

@@ -1,0 +1,188 @@
+"""JSON lines input: one JSON object per line (files, compressed files, standard input).
+
+The field names and types come from a sample at the start (the first ``SAMPLE_ROWS``
+lines; on a pipe the first line): an integer field is int64, a number field float64, a
+boolean bool, anything else text; a field first seen later is left out. Blocks of whole
+lines are read with ``pyarrow.json.read_json`` under that schema. A block it refuses (a
+line that is not JSON, a value of another type) is read line by line with Python's
+``json`` instead, its values as exact text, and typed like CSV: a line that is not a JSON
+object, or a value that contradicts its field's kind, is a bad row. Row ids count the
+non-blank lines. A float is read by pyarrow as a 64-bit float: a time with more than 15
+significant digits (epoch nanoseconds in seconds) should be an integer in a finer
+``--time-unit``, or text.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.json as pajson
+
+from cepcli.errors import InputError
+from cepcli.sources.batches import RawBatch, plain
+from cepcli.sources.csv import decompressed, open_input
+from cepcli.sources.kinds import SAMPLE_ROWS
+from cepcli.sources.options import InputOptions
+
+READ_BYTES = 4 << 20
+
+
+class JsonlReader:
+    text = False
+
+    def __init__(self, options: InputOptions, stdin: IO[bytes] | None = None) -> None:
+        assert options.path is not None
+        self.path = options.path
+        self.name = "<stdin>" if options.path == "-" else options.path
+        self._raw, self.total_bytes, self.streaming = open_input(options.path, self.name, stdin)
+        stream = decompressed(self._raw, options.path, self.streaming)
+        self._read = getattr(stream, "read1", stream.read) if self.streaming else stream.read
+        self.tail = b""
+        self.eof = False
+        self.next_row = 0
+        self.limit = options.row_limit
+        self._held: list[bytes] = []  # blocks read for the sample, not yet handed on
+        self.schema = self._sample(1 if self.streaming else SAMPLE_ROWS)
+        self.columns = tuple(self.schema.names)
+
+    def _block(self) -> bytes | None:
+        """The next whole lines (None at the end)."""
+        while True:
+            try:
+                data = self._read(READ_BYTES)
+            except (EOFError, OSError) as err:
+                raise InputError(
+                    f"the compressed input is truncated or corrupt ({err})", filename=self.name
+                ) from None
+            if not data:
+                if self.eof:
+                    return None
+                self.eof = True
+                out, self.tail = self.tail, b""
+                return out if out.strip() else None
+            buf = self.tail + data
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                self.tail = buf
+                if len(buf) > self.limit:
+                    raise InputError(
+                        f"a line is longer than the limit of {self.limit} bytes (see --max-row-bytes)",
+                        filename=self.name,
+                    )
+                continue
+            self.tail = buf[cut:]
+            return buf[:cut]
+
+    def _sample(self, rows: int) -> pa.Schema:
+        """Field names and types from the first ``rows`` objects (see the module)."""
+        types: dict[str, set[type]] = {}
+        seen = 0
+        while seen < rows:
+            block = self._block()
+            if block is None:
+                break
+            self._held.append(block)
+            for line in block.splitlines():
+                if not line.strip():
+                    continue
+                seen += 1
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    for key, value in record.items():
+                        types.setdefault(str(key), set()).add(type(value))
+                if seen >= rows:
+                    break
+        if not types:
+            if not self._held:
+                raise InputError("the input is empty (no JSON lines)", filename=self.name)
+            raise InputError("no JSON object in the first lines", filename=self.name)
+        return pa.schema([(name, _arrow_type(found - {type(None)})) for name, found in types.items()])
+
+    def batches(self) -> Iterator[RawBatch]:
+        while True:
+            block = self._held.pop(0) if self._held else self._block()
+            if block is None:
+                return
+            try:
+                table = pajson.read_json(
+                    io.BytesIO(block),
+                    read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
+                    parse_options=pajson.ParseOptions(
+                        explicit_schema=self.schema, unexpected_field_behavior="ignore"
+                    ),
+                )
+            except pa.ArrowInvalid:
+                yield from self._line_by_line(block)
+                continue
+            n = table.num_rows
+            if not n:
+                continue
+            rows = np.arange(self.next_row, self.next_row + n, dtype=np.int64)
+            self.next_row += n
+            yield RawBatch([plain(table.column(c)) for c in self.columns], rows)
+
+    def _line_by_line(self, block: bytes) -> Iterator[RawBatch]:
+        """A block pyarrow refused: every value as exact text, bad lines set apart."""
+        values: list[list[str | None]] = [[] for _ in self.columns]
+        rows: list[int] = []
+        unreadable: list[tuple[int, str]] = []
+        for line in block.splitlines():
+            if not line.strip():
+                continue
+            row = self.next_row
+            self.next_row += 1
+            try:
+                record = json.loads(line, parse_float=Decimal)
+            except ValueError as err:
+                unreadable.append((row, f"the line is not JSON ({err})"))
+                continue
+            if not isinstance(record, dict):
+                unreadable.append((row, f"the line is a JSON {type(record).__name__}, not an object"))
+                continue
+            rows.append(row)
+            for i, name in enumerate(self.columns):
+                values[i].append(_text(record.get(name)))
+        columns = [pa.array(v, pa.string()) for v in values]
+        yield RawBatch(columns, np.array(rows, dtype=np.int64), unreadable, text=True)
+
+    def progress(self) -> tuple[int, int | None]:
+        try:
+            return self._raw.tell(), self.total_bytes
+        except (OSError, ValueError):
+            return 0, self.total_bytes
+
+    def close(self) -> None:
+        if self.path != "-":
+            self._raw.close()
+
+
+def _arrow_type(found: set[type]) -> pa.DataType:
+    if found == {bool}:
+        return pa.bool_()
+    if found == {int}:
+        return pa.int64()
+    if found and found <= {int, float}:
+        return pa.float64()
+    return pa.string()
+
+
+def _text(value: object) -> str | None:
+    """A JSON value as the text the CSV typing reads."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | Decimal):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))

@@ -1,0 +1,84 @@
+"""How to read one input (SPEC section 1), whatever its format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cepcli.errors import UsageError
+from cepcli.events import Kind
+
+CHUNK_ROWS = 65_536
+MAX_ROW_BYTES = 16 << 20  # a longer row is a bad row, read past without being held
+ON_BAD_ROW = ("fail", "skip")
+FORMATS = ("csv", "parquet", "jsonl")
+TIME_UNITS = ("s", "ms", "us", "ns")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
+
+
+@dataclass(frozen=True, slots=True)
+class InputOptions:
+    """``path`` is a file, ``-`` for standard input, or None before the command line has
+    resolved it (the query's ``FROM``). ``time_unit`` None means seconds, not given (then
+    numbers that look like compact dates get a warning). ``null_values`` None means the
+    default markers (``kinds.DEFAULT_NULLS``). ``row_col`` takes the row ids from a column
+    (the Spark workers)."""
+
+    path: str | None = "-"
+    format: str | None = None
+    type_col: str = "type"
+    time_col: str = "ts"
+    time_format: str | None = None
+    time_unit: str | None = None
+    header: bool = True
+    columns: tuple[str, ...] | None = None
+    sort: bool = False
+    chunk_rows: int = CHUNK_ROWS
+    on_bad_row: str = "fail"
+    max_row_bytes: int | None = None
+    null_values: tuple[str, ...] | None = None
+    schema: tuple[tuple[str, Kind], ...] = ()
+    row_col: str | None = None
+
+    @property
+    def unit(self) -> int:
+        """Nanoseconds per time unit."""
+        from cepcli.sources.times import UNITS
+
+        return UNITS[self.time_unit or "s"]
+
+    @property
+    def row_limit(self) -> int:
+        return self.max_row_bytes or MAX_ROW_BYTES
+
+    def check(self) -> None:
+        """Option combinations that cannot work, as usage errors."""
+        if not self.header and not self.columns:
+            raise UsageError("--no-header needs --columns c1,c2,... to name the columns")
+        if self.header and self.columns:
+            raise UsageError("--columns names the columns of a headerless file: add --no-header")
+        if self.columns and len(set(self.columns)) != len(self.columns):
+            twice = sorted({c for c in self.columns if self.columns.count(c) > 1})
+            raise UsageError(f"--columns names a column twice ({', '.join(twice)})")
+        if self.on_bad_row not in ON_BAD_ROW:
+            raise UsageError(f"--on-bad-row is one of {', '.join(ON_BAD_ROW)}")
+        if self.time_unit is not None and self.time_unit not in TIME_UNITS:
+            raise UsageError(f"--time-unit is one of {', '.join(TIME_UNITS)}")
+        if self.format is not None and self.format not in FORMATS:
+            raise UsageError(f"--input-format is one of {', '.join(FORMATS)}")
+        if self.time_format is not None and self.time_unit is not None:
+            raise UsageError("--time-format reads text dates; --time-unit reads numbers: give one of them")
+
+
+def format_of(path: str, given: str | None) -> str:
+    """The input format: ``--input-format``, else from the file name (``.parquet``,
+    ``.jsonl``/``.ndjson``, a compression suffix looked through), else CSV."""
+    if given is not None:
+        return given
+    name = path.lower()
+    for suffix in _COMPRESSED:
+        name = name.removesuffix(suffix)
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    return "csv"

@@ -1,0 +1,379 @@
+"""One input, whatever its format, as a stream of events (SPEC section 1).
+
+``Source`` puts the stages together: a reader yields record batches (``sources.csv``,
+``parquet``, ``jsonl``, ``frame``); the first rows are kept as a *sample* that decides the
+column kinds and how times are read (a fixed number of rows, ``SAMPLE_ROWS``; on a pipe
+the first row, since nothing may wait for more); then every batch is typed
+(``sources.typed``), its bad rows are failed or skipped (``--on-bad-row``) and its time
+order is checked, the prefilter drops the rows no variable can use, and the rest become
+``Event`` objects. The sample is replayed first, so every row is read once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import IO
+
+import numpy as np
+import pyarrow as pa
+
+from cepcli.errors import InputError, UsageError
+from cepcli.events import Event, Kind, Schema
+from cepcli.runtime.stats import Stats
+from cepcli.sources.batches import RawBatch, Reader
+from cepcli.sources.kinds import DEFAULT_NULLS, SAMPLE_ROWS, infer_kind, kind_of_type
+from cepcli.sources.options import InputOptions, format_of
+from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.times import TimeSpec, decide, looks_compact
+from cepcli.sources.typed import Plan, TypedBatch, type_batch
+
+WARM_UP_SECONDS = 1.0  # on a pipe, how long a chain engine waits to measure frequencies
+
+
+def open_reader(options: InputOptions, data: object = None, stdin: IO[bytes] | None = None) -> Reader:
+    """The reader for ``data`` (a DataFrame or Arrow table) or ``options.path``."""
+    if data is not None:
+        from cepcli.sources.frame import FrameReader
+
+        return FrameReader(data, options)
+    assert options.path is not None
+    fmt = format_of(options.path, options.format)
+    if fmt == "parquet":
+        from cepcli.sources.parquet import ParquetReader
+
+        return ParquetReader(options)
+    if fmt == "jsonl":
+        from cepcli.sources.jsonl import JsonlReader
+
+        return JsonlReader(options, stdin)
+    from cepcli.sources.csv import CsvReader
+
+    return CsvReader(options, stdin)
+
+
+class Source:
+    """One input: ``schema()`` reads the sample; ``events()`` streams (see the module)."""
+
+    def __init__(
+        self,
+        options: InputOptions,
+        data: object = None,
+        stdin: IO[bytes] | None = None,
+        stats: Stats | None = None,
+    ) -> None:
+        options.check()
+        self.options = options
+        self.stats = stats if stats is not None else Stats()
+        self.reader = open_reader(options, data, stdin)
+        self.name = self.reader.name
+        self.nulls = tuple(DEFAULT_NULLS if options.null_values is None else ("", *options.null_values))
+        self._buffer: list[RawBatch] = []  # read, not yet replayed
+        self._batches = self.reader.batches()
+        self._exhausted = False
+        self._schema: Schema | None = None
+        self._time: TimeSpec | None = None
+        self.sample = ""  # where the kinds came from, for messages
+        self.on_chunk: Callable[[Source], None] | None = None
+
+    # --- the sample and the schema ------------------------------------------------------------
+
+    def _fill(self, rows: int, seconds: float | None = None) -> int:
+        """Read batches until ``rows`` rows are kept (or the input ends, or ``seconds``
+        passed); the rows kept so far."""
+        have = sum(len(b) for b in self._buffer)
+        started = time.monotonic()
+        while have < rows and not self._exhausted:
+            if seconds is not None and have and time.monotonic() - started > seconds:
+                break
+            batch = next(self._batches, None)
+            if batch is None:
+                self._exhausted = True
+                break
+            self._buffer.append(batch)
+            have += len(batch)
+        return have
+
+    def schema(self) -> Schema:
+        if self._schema is not None:
+            return self._schema
+        options, reader = self.options, self.reader
+        columns = reader.columns
+        for role, col in (("type", options.type_col), ("time", options.time_col)):
+            if col not in columns:
+                flag = "--type-col" if role == "type" else "--time-col"
+                raise InputError(
+                    f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
+                    filename=self.name,
+                )
+        given = dict(options.schema)
+        unknown = [c for c in given if c not in columns]
+        if unknown:
+            raise UsageError(
+                f"--schema names no column {unknown[0]!r} of the input (columns: {', '.join(columns)})"
+            )
+        wanted = 1 if reader.streaming else SAMPLE_ROWS
+        have = min(self._fill(wanted), wanted)
+        self.sample = (
+            "the first row (a pipe is typed by its first row)"
+            if reader.streaming
+            else (f"the first {have:,} rows")
+        )
+        sample = self._sample_columns(wanted)
+        nulls = pa.array(self.nulls, pa.string())
+        kinds = []
+        for name, values in zip(columns, sample, strict=True):
+            if name in given:
+                kinds.append(given[name])
+            elif name == options.type_col:
+                kinds.append(Kind.STR)
+            elif reader.text:
+                kinds.append(infer_kind(values, nulls))
+            else:
+                kinds.append(kind_of_type(values.type))
+        time_values = sample[columns.index(options.time_col)]
+        spec = decide(time_values, nulls, options.unit, options.time_format)
+        if (
+            spec.how in ("number", "iso")
+            and pa.types.is_string(time_values.type)
+            and options.time_col in given
+        ):
+            # a kind given for a text time column says how to read it (the Spark driver's choice)
+            spec = TimeSpec("iso" if given[options.time_col] is Kind.TIME else "number", options.unit)
+        self._time = spec
+        if spec.how == "number" and options.time_unit is None:
+            compact = looks_compact(time_values)
+            if compact is not None:
+                self.stats.warn(
+                    f"the time column {options.time_col!r} holds numbers like {compact} that look like"
+                    " dates (YYYYMMDDhhmm): they are read as seconds; give --time-format"
+                    f" %Y%m%d%H%M{'%S' if len(compact) == 14 else ''} to read them as dates"
+                    " (or --time-unit s to keep seconds)"
+                )
+        self._schema = Schema(tuple(columns), tuple(kinds), options.type_col, options.time_col, options.unit)
+        return self._schema
+
+    def _sample_columns(self, rows: int) -> list[pa.Array]:
+        """The buffered rows' columns, the first ``rows`` of them."""
+        width = len(self.reader.columns)
+        parts: list[list[pa.Array]] = [[] for _ in range(width)]
+        left = rows
+        for batch in self._buffer:
+            if left <= 0:
+                break
+            take = min(left, len(batch))
+            for i, column in enumerate(batch.columns):
+                parts[i].append(column.slice(0, take))
+            left -= take
+        out = []
+        for i, chunks in enumerate(parts):
+            if not chunks:
+                out.append(pa.array([], pa.string()))
+                continue
+            joined = pa.concat_arrays(chunks) if len(chunks) > 1 else chunks[0]
+            out.append(joined)
+            del i
+        return out
+
+    def plan(self, typed: frozenset[str]) -> Plan:
+        """How this input's batches are typed; ``typed``: the columns the query reads."""
+        schema = self.schema()
+        assert self._time is not None
+        return Plan(
+            schema,
+            list(schema.kinds),
+            typed,
+            self._time,
+            pa.array(self.nulls, pa.string()),
+            frozenset(self.nulls),
+            self.reader.text,
+            self.reader.streaming,
+            self.sample,
+            [],
+        )
+
+    # --- frequencies ---------------------------------------------------------------------------
+
+    def count_variables(self, prefilter: Prefilter, typed: frozenset[str]) -> tuple[dict[int, int], int, str]:
+        """How many events each variable can use (by bit), over a bounded prefix: the
+        sample of a file (no second pass), on a pipe the rows that arrive within
+        ``WARM_UP_SECONDS`` (up to ``SAMPLE_ROWS``). Returns the counts, the rows
+        counted and where they came from. Bad rows are left out, as the run leaves them."""
+        self.schema()
+        if self.reader.streaming:
+            self._fill(SAMPLE_ROWS, WARM_UP_SECONDS)
+        counts = {f.bit: 0 for f in prefilter.variables}
+        rows = 0
+        plan = self.plan(typed | prefilter.columns)
+        check = _Checks(self.options, self.name, Stats(), plan)
+        try:
+            for raw in self._buffer:
+                for batch in _pieces(raw, self.options.chunk_rows):
+                    kept, _ = check.batch(type_batch(batch, plan), batch.unreadable)
+                    masks, _ = prefilter.masks(kept.types, _columns(kept, plan), kept.ts, _events_at(kept))
+                    rows += len(kept.rows)
+                    for bit in counts:
+                        counts[bit] += int(np.count_nonzero(masks >> bit & 1))
+                    if rows >= SAMPLE_ROWS:
+                        break
+        except InputError:
+            pass  # the run meets the same error where it is, and reports it
+        if self._exhausted and rows == sum(len(b) for b in self._buffer):
+            where = f"all {rows:,} rows"
+        elif self.reader.streaming:
+            where = f"the first {rows:,} rows (on a pipe: those that came within a second)"
+        else:
+            where = f"the first {rows:,} rows"
+        return counts, rows, where
+
+    # --- streaming events ----------------------------------------------------------------------
+
+    def _raw(self) -> Iterator[RawBatch]:
+        while self._buffer:
+            yield self._buffer.pop(0)
+        if not self._exhausted:
+            yield from self._batches
+            self._exhausted = True
+
+    def events(self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]) -> Iterator[Event]:
+        """The events some variable can use, in stream order (with ``--sort``, sorted by
+        time, stably). Columns in ``typed`` hold typed values."""
+        plan = self.plan(typed | prefilter.columns)
+        check = _Checks(self.options, self.name, stats, plan)
+        held: list[Event] = []
+        sort = self.options.sort
+        for raw in self._raw():
+            for piece in _pieces(raw, self.options.chunk_rows):
+                started = time.perf_counter()
+                kept, error = check.batch(type_batch(piece, plan), piece.unreadable)
+                stats.events += len(kept.rows)
+                masks, evaluations = prefilter.masks(
+                    kept.types, _columns(kept, plan), kept.ts, _events_at(kept)
+                )
+                stats.prefilter_evaluations += evaluations
+                events = _events_at(kept)(np.flatnonzero(masks), masks)
+                stats.input_seconds += time.perf_counter() - started
+                for message in plan.widened:
+                    stats.warn(message)
+                if sort:
+                    held.extend(events)
+                else:
+                    yield from events
+                if error is not None:
+                    raise error
+                if self.on_chunk is not None:
+                    self.on_chunk(self)
+        if sort:
+            started = time.perf_counter()
+            held.sort(key=lambda e: (e.ts, e.row))
+            stats.input_seconds += time.perf_counter() - started
+            yield from held
+
+    def progress(self) -> tuple[int, int | None]:
+        return self.reader.progress()
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+def _pieces(raw: RawBatch, size: int) -> Iterator[RawBatch]:
+    """A batch cut into pieces of at most ``size`` rows (``--chunk-rows``)."""
+    if len(raw) <= size:
+        yield raw
+        return
+    for start in range(0, len(raw), size):
+        yield raw.slice(start, min(start + size, len(raw)))
+
+
+def _columns(batch: TypedBatch, plan: Plan) -> dict[str, pa.Array]:
+    return dict(zip(plan.schema.columns, batch.columns, strict=True))
+
+
+def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
+    """Makes the events of the rows at some positions (with their variable masks)."""
+
+    def make(positions: np.ndarray, masks: np.ndarray | None = None) -> list[Event]:
+        if not len(positions):
+            return []
+        at = pa.array(positions, pa.int64())
+        rows = batch.rows[positions].tolist()
+        times = batch.ts[positions].tolist()
+        types = batch.types.take(at).to_pylist()
+        columns = [c.take(at).to_pylist() for c in batch.columns]
+        values = list(zip(*columns, strict=True)) if columns else [()] * len(rows)
+        bits = masks[positions].tolist() if masks is not None else [0] * len(rows)
+        return list(map(Event, rows, times, types, values, bits))
+
+    return make
+
+
+class _Checks:
+    """Bad rows (``--on-bad-row``) and the time order, batch after batch."""
+
+    def __init__(self, options: InputOptions, name: str, stats: Stats, plan: Plan) -> None:
+        self.skip = options.on_bad_row == "skip"
+        self.sort = options.sort
+        self.name = name
+        self.stats = stats
+        self.plan = plan
+        self.latest: tuple[int, object, int] | None = None  # the latest row kept: time, as read, row
+
+    def batch(
+        self, batch: TypedBatch, unreadable: list[tuple[int, str]]
+    ) -> tuple[TypedBatch, InputError | None]:
+        """The rows to evaluate, and the error to raise after them (``fail``)."""
+        bad = batch.bad
+        why = batch.first_why
+        first_bad = int(np.flatnonzero(bad)[0]) if bad.any() else None
+        if not self.sort and len(batch.ts):
+            late, before = self._late(batch.ts, bad)
+            if late.any():
+                p = int(np.flatnonzero(late)[0])
+                if first_bad is None or p < first_bad:
+                    first_bad, why = p, self._order_problem(batch, bad, p, int(before[p]))
+                bad = bad | late
+        first: tuple[int, str] | None = None
+        if first_bad is not None:
+            assert why is not None
+            first = (int(batch.rows[first_bad]), why)
+        if unreadable and (first is None or unreadable[0][0] < first[0]):
+            first = unreadable[0]
+        error: InputError | None = None
+        kept = batch
+        if first is not None and not self.skip:
+            error = InputError(first[1], first[0], self.name)
+            keep = batch.rows < first[0]
+            kept = batch.take(keep)
+        elif first is not None:
+            self.stats.bad_rows += int(np.count_nonzero(bad)) + len(unreadable)
+            if self.stats.first_bad_row is None:
+                self.stats.first_bad_row = f"row {first[0]}: {first[1]}"
+            kept = batch.take(~bad)
+        if len(kept.rows):
+            last = len(kept.rows) - 1
+            self.latest = (int(kept.ts[last]), kept.time_text[last].as_py(), int(kept.rows[last]))
+        return kept, error
+
+    def _late(self, ts: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows earlier than the latest row kept before them, and that latest time."""
+        floor = np.iinfo(np.int64).min
+        running = np.maximum.accumulate(np.where(bad, floor, ts))
+        start = self.latest[0] if self.latest else floor
+        before = np.concatenate(([start], running[:-1]))
+        before = np.maximum(before, start)
+        return ~bad & (ts < before), before
+
+    def _order_problem(self, batch: TypedBatch, bad: np.ndarray, p: int, held_ts: int) -> str:
+        value = batch.time_text[p].as_py()
+        earlier = [j for j in range(p) if not bad[j] and int(batch.ts[j]) == held_ts]
+        if earlier:
+            j = earlier[-1]
+            held: tuple[object, int] = (batch.time_text[j].as_py(), int(batch.rows[j]))
+        else:
+            assert self.latest is not None
+            held = (self.latest[1], self.latest[2])
+        whose = "the previous row's" if held[1] == int(batch.rows[p]) - 1 else f"row {held[1]}'s"
+        return (
+            f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
+            " (the input must be in time order; pass --sort to sort it)"
+        )
