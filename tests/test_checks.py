@@ -50,12 +50,23 @@ def _error(where: str, pattern: str = "SEQ(A a, B+ b[], C c)") -> QueryError:
         "count(b[]) > 2 AND count(b[].sym) < 5",
         "[sym] AND [type]",
         "c.ts - a.ts < 60",  # the time column is numeric to conditions
-        "a.note = 'x' AND a.note > 3",  # a column of unknown kind is not judged
+        "a.note = 'x' AND a.note != 'y'",  # a column of unknown kind is read as text
         "abs(a.price - c.price) < 1 AND NOT (a.sym = 'X' OR c.sym = 'Y')",
     ],
 )
 def test_valid_conditions_pass(where: str) -> None:
     _check(where)
+
+
+@pytest.mark.parametrize(
+    "where", ["a.note > 3", "3 = a.note", "a.note * 2 < a.price", "abs(a.note) > 1", "avg(b[].note) > 1"]
+)
+def test_a_column_of_unknown_kind_cannot_be_a_number(where: str) -> None:
+    """No value in the sample: used as a number, it is an error saying how to give its
+    kind (read as text, it would silently match nothing)."""
+    err = _error(where)
+    assert "the input's column 'note' has no value in its first rows, so its kind is unknown" in err.message
+    assert "give --schema note:int" in err.message
 
 
 def test_query_without_where_passes() -> None:

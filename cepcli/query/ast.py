@@ -193,7 +193,7 @@ class Duration:
     """A window length as written (``2 hours``) and in seconds."""
 
     value: float
-    unit: str  # canonical unit: "" (timestamp units), ms, s, min, h, d
+    unit: str  # canonical unit: "" (timestamp units), ns, us, ms, s, min, h, d
 
     @property
     def seconds(self) -> float:
@@ -208,8 +208,19 @@ class Duration:
         return min(math.floor(value * per_unit), MAX_WINDOW)
 
 
-UNIT_SECONDS: dict[str, float] = {"": 1.0, "ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+UNIT_SECONDS: dict[str, float] = {
+    "": 1.0,
+    "ns": 1e-9,
+    "us": 1e-6,
+    "ms": 0.001,
+    "s": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
 UNIT_NANOSECONDS: dict[str, int] = {
+    "ns": 1,
+    "us": 10**3,
     "ms": 10**6,
     "s": 10**9,
     "min": 60 * 10**9,
@@ -219,6 +230,12 @@ UNIT_NANOSECONDS: dict[str, int] = {
 MAX_WINDOW = (1 << 64) - 1  # beyond any difference of two int64 timestamps
 
 UNIT_ALIASES: dict[str, str] = {
+    "ns": "ns",
+    "nanosecond": "ns",
+    "nanoseconds": "ns",
+    "us": "us",
+    "microsecond": "us",
+    "microseconds": "us",
     "ms": "ms",
     "millisecond": "ms",
     "milliseconds": "ms",

@@ -108,6 +108,8 @@ def check_schema(query: a.Query, schema: Schema) -> None:
             _check_kinds(node, schema)
         if isinstance(node, a.Agg) and node.func != "count" and _text_column(node.attr, schema):
             raise QueryError(f"{node.func}() needs a numeric column, and {node.attr!r} holds text", node.span)
+        if isinstance(node, a.Agg) and node.func != "count":
+            _check_known(node, schema, _NUMBER)
 
 
 def _text_column(column: str | None, schema: Schema) -> bool:
@@ -131,6 +133,9 @@ _NUMBER, _TEXT, _BOOL = "number", "text", "boolean"
 def _check_kinds(node: a.Compare, schema: Schema) -> None:
     """Both sides of a comparison must be of one kind: numbers, text or booleans."""
     left, right = _kind_of(node.left, schema), _kind_of(node.right, schema)
+    for side, other in ((node.left, right), (node.right, left)):
+        if other in (_NUMBER, _BOOL):
+            _check_known(side, schema, other)
     if left and right and left != right:
         raise QueryError(
             f"{print_expr(node.left)} is {_article(left)} and {print_expr(node.right)}"
@@ -154,7 +159,9 @@ def _kind_of(expr: a.Expr, schema: Schema) -> str | None:
             return _BOOL
         case a.Attr(_, attr):
             kind = schema.kind(attr)
-            return _NUMBER if kind.numeric else (_TEXT if kind is Kind.STR else None)
+            if kind.numeric:
+                return _NUMBER
+            return {Kind.STR: _TEXT, Kind.BOOL: _BOOL}.get(kind)
         case a.Agg():
             return _NUMBER
         case a.Abs(operand) | a.Minus(operand):
@@ -167,7 +174,21 @@ def _kind_of(expr: a.Expr, schema: Schema) -> str | None:
     return None
 
 
+def _check_known(expr: a.Expr, schema: Schema, needed: str) -> None:
+    """A column with no value in the sample has no kind: it cannot be used as a number or
+    a boolean until one is given (read as text, it would silently match nothing)."""
+    if isinstance(expr, a.Attr | a.Agg) and expr.attr is not None and schema.kind(expr.attr) is Kind.UNKNOWN:
+        kind = "int (or float)" if needed == _NUMBER else "bool"
+        raise QueryError(
+            f"the input's column {expr.attr!r} has no value in its first rows, so its kind is unknown:"
+            f" to use it as {_article(needed)}, give --schema {expr.attr}:{kind.split()[0]}"
+            f" ({'or :float, ' if needed == _NUMBER else ''}see --schema)",
+            expr.span,
+        )
+
+
 def _numeric_operand(expr: a.Expr, schema: Schema) -> None:
+    _check_known(expr, schema, _NUMBER)
     kind = _kind_of(expr, schema)
     if kind is not None and kind != _NUMBER:
         raise QueryError(f"arithmetic needs numbers, and {print_expr(expr)} is {_article(kind)}", expr.span)

@@ -344,7 +344,8 @@ class _ToAst(Transformer[Token, Any]):
         if unit is not None:
             key = str(unit).lower()
             if key not in a.UNIT_ALIASES:
-                raise QueryError(f"unknown time unit {str(unit)!r} (use ms, s, min, h or d)", _tok_span(unit))
+                known = "ns, us, ms, s, min, h or d"
+                raise QueryError(f"unknown time unit {str(unit)!r} (use {known})", _tok_span(unit))
             canonical = a.UNIT_ALIASES[key]
         if value <= 0:
             raise QueryError("the window must be positive", _tok_span(number))

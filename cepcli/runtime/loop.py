@@ -24,6 +24,9 @@ def drive(runtime: Runtime, events: Iterable[Event], stats: Stats) -> Iterator[M
     every = stats.every
     try:
         for event in events:
+            if not event.mask:  # a clock tick: time passed, no variable can use it
+                yield from runtime.process(event)
+                continue
             stats.relevant_events += 1
             yield from runtime.process(event)
             if every and stats.relevant_events % every == 0:

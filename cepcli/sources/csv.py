@@ -1,13 +1,14 @@
 """CSV input (SPEC section 1): files (plain or compressed), standard input and pipes.
 
-pyarrow's streaming CSV reader does the reading: quotes (RFC 4180, line breaks inside
-quoted fields), fields, and the rows with a wrong number of fields (its
-``invalid_row_handler`` numbers them, so they become bad rows with the row ids of the
-file). Every column is read as text and typed afterwards (``sources.typed``), so that
+pyarrow does the reading: quotes (RFC 4180, line breaks inside quoted fields), fields,
+and the rows with a wrong number of fields (its ``invalid_row_handler`` numbers them, so
+they become bad rows with the row ids of the file). A file is read by its streaming
+reader (``open_csv``); a pipe chunk by chunk with ``read_csv``, because the streaming
+reader looks one block ahead, which from a pipe would hold every row until the next one
+arrives. Every column is read as text and typed afterwards (``sources.typed``), so that
 null markers, column kinds and bad values are ours to decide and name. In front of it,
-``records.RecordStream`` hands on whole records as soon as they are complete (a pipe is
-evaluated row by row) and replaces rows over the size limit, which pyarrow cannot skip.
-Blank lines are not rows.
+``records.RecordStream`` hands on whole records as soon as they are complete and replaces
+rows over the size limit, which pyarrow cannot skip. Blank lines are not rows.
 """
 
 from __future__ import annotations
@@ -101,28 +102,38 @@ class CsvReader:
         stream = decompressed(self._raw, options.path, self.streaming)
         self.records = RecordStream(stream, self.name, limit, self.streaming, header=options.header)
         self.offset = 2 if options.header else 1  # pyarrow's row number of the first data row
+        self.set_apart = 0  # rows the handler set apart (in the chunk being read, on a pipe)
         self.ids = RowIds()
         names = self._header() if options.header else list(options.columns or ())
         self.columns = tuple(names)
+        self.parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=self._invalid)
+        self.convert = pacsv.ConvertOptions(
+            column_types=dict.fromkeys(names, pa.string()),
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            check_utf8=False,
+        )
+        self.reader: pacsv.CSVStreamingReader | None = None
+        if self.streaming:
+            if options.header:  # the header is read: every chunk from here on is data
+                self.records.out = self.records.out[len(self._header_bytes) :]
+            self.offset = 1
+            return
         try:
             self.reader = pacsv.open_csv(
                 self.records,
                 read_options=pacsv.ReadOptions(
                     use_threads=False, block_size=limit, column_names=None if options.header else names
                 ),
-                parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=self._invalid),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=dict.fromkeys(names, pa.string()),
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    check_utf8=False,
-                ),
+                parse_options=self.parse,
+                convert_options=self.convert,
             )
         except (pa.ArrowInvalid, OSError, EOFError) as err:
             raise InputError(reason(err, limit), filename=self.name) from None
 
     def _header(self) -> list[str]:
         first = self.records.first_record()
+        self._header_bytes = first
         if self.records.failure is not None and not first.endswith((b"\n", b"\r")):
             raise self.records.failure
         if not first.strip():
@@ -148,6 +159,7 @@ class CsvReader:
         """A row of the wrong width: a bad row (a line of only blanks is no row at all)."""
         text = row.text or ""
         assert row.number is not None, "pyarrow numbers rows when it reads without threads"
+        self.set_apart += 1
         if not text.strip(" \t\r\n"):
             self.ids.blank(row.number - self.offset)
             return "skip"
@@ -157,14 +169,30 @@ class CsvReader:
         self.ids.unreadable(row.number - self.offset, why)
         return "skip"
 
+    def _read(self) -> Iterator[pa.RecordBatch]:
+        """The batches pyarrow reads: from a file, its streaming reader; from a pipe, each
+        chunk of whole records on its own, as soon as it is read."""
+        limit = self.records.limit
+        try:
+            if self.reader is not None:
+                yield from self.reader
+                return
+            records = 0  # records of the chunks read so far, read or set apart
+            while chunk := self.records.records():
+                self.offset, self.set_apart = 1 - records, 0  # pyarrow numbers a chunk's rows from 1
+                table = pacsv.read_csv(
+                    io.BytesIO(chunk),
+                    read_options=pacsv.ReadOptions(use_threads=False, column_names=list(self.columns)),
+                    parse_options=self.parse,
+                    convert_options=self.convert,
+                )
+                records += table.num_rows + self.set_apart
+                yield from table.to_batches()
+        except (pa.ArrowInvalid, OSError, EOFError) as err:
+            raise InputError(reason(err, limit), filename=self.name) from None
+
     def batches(self) -> Iterator[RawBatch]:
-        while True:
-            try:
-                batch = self.reader.read_next_batch()
-            except StopIteration:
-                break
-            except (pa.ArrowInvalid, OSError, EOFError) as err:
-                raise InputError(reason(err, self.records.limit), filename=self.name) from None
+        for batch in self._read():
             if not batch.num_rows:
                 continue
             rows, unreadable = self.ids.take(batch.num_rows)

@@ -67,6 +67,14 @@ class RecordStream(io.RawIOBase):
         self.out = self.out[n:]
         return n
 
+    def records(self) -> bytes:
+        """The next whole records (at least one), as soon as they are read; empty at the
+        end of the input."""
+        while not self.out and not (self.eof and not self.tail):
+            self.out = self._next()
+        out, self.out = self.out, b""
+        return out
+
     def first_record(self) -> bytes:
         """The first record (the header), left to be read again."""
         while not self.out and not (self.eof and not self.tail):
@@ -224,8 +232,9 @@ def _line_breaks(arr: np.ndarray, head: np.ndarray) -> np.ndarray:
 def record_ends(arr: np.ndarray, final: bool) -> np.ndarray:
     """Where the whole records of ``arr`` (which starts a record) end, after their line
     breaks (with ``final``, the input ends with ``arr``: whether a last CR ends a line, or a
-    quote closes a field, no longer depends on a byte after it)."""
-    judged = len(arr) if final else len(arr) - 1
+    quote closes a field, no longer depends on a byte after it; a last LF needs nothing after
+    it)."""
+    judged = len(arr) if final or (len(arr) and arr[-1] == _LF) else len(arr) - 1
     if judged <= 0:
         return np.zeros(0, dtype=np.int64)
     head = arr[:judged]
@@ -240,8 +249,9 @@ def record_end(arr: np.ndarray, before: int, inside: bool, final: bool) -> tuple
     or -1 when it goes on. ``before`` is the byte before ``arr`` and ``inside`` whether a
     quoted field is open there. Also returns how many bytes were judged (all but the last
     unless ``final``: whether a quote there opens or closes a field, or a CR ends a line,
-    depends on the byte after it) and whether a quoted field is open after them."""
-    judged = len(arr) if final else len(arr) - 1
+    depends on the byte after it; a last LF needs nothing after it) and whether a quoted
+    field is open after them."""
+    judged = len(arr) if final or (len(arr) and arr[-1] == _LF) else len(arr) - 1
     if judged <= 0:
         return -1, 0, inside
     head = arr[:judged]

@@ -28,8 +28,6 @@ from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.times import TimeSpec, decide, looks_compact
 from cepcli.sources.typed import Plan, TypedBatch, type_batch
 
-WARM_UP_SECONDS = 1.0  # on a pipe, how long a chain engine waits to measure frequencies
-
 
 def open_reader(options: InputOptions, data: object = None, stdin: IO[bytes] | None = None) -> Reader:
     """The reader for ``data`` (a DataFrame or Arrow table) or ``options.path``."""
@@ -78,14 +76,10 @@ class Source:
 
     # --- the sample and the schema ------------------------------------------------------------
 
-    def _fill(self, rows: int, seconds: float | None = None) -> int:
-        """Read batches until ``rows`` rows are kept (or the input ends, or ``seconds``
-        passed); the rows kept so far."""
+    def _fill(self, rows: int) -> int:
+        """Read batches until ``rows`` rows are kept (or the input ends); the rows kept."""
         have = sum(len(b) for b in self._buffer)
-        started = time.monotonic()
         while have < rows and not self._exhausted:
-            if seconds is not None and have and time.monotonic() - started > seconds:
-                break
             batch = next(self._batches, None)
             if batch is None:
                 self._exhausted = True
@@ -195,13 +189,11 @@ class Source:
     # --- frequencies ---------------------------------------------------------------------------
 
     def count_variables(self, prefilter: Prefilter, typed: frozenset[str]) -> tuple[dict[int, int], int, str]:
-        """How many events each variable can use (by bit), over a bounded prefix: the
-        sample of a file (no second pass), on a pipe the rows that arrive within
-        ``WARM_UP_SECONDS`` (up to ``SAMPLE_ROWS``). Returns the counts, the rows
+        """How many events each variable can use (by bit), over a bounded prefix, read
+        once: the sample of a file (no second pass); on a pipe, the rows of the first read
+        (waiting for more would hold back the first matches). Returns the counts, the rows
         counted and where they came from. Bad rows are left out, as the run leaves them."""
         self.schema()
-        if self.reader.streaming:
-            self._fill(SAMPLE_ROWS, WARM_UP_SECONDS)
         counts = {f.bit: 0 for f in prefilter.variables}
         rows = 0
         plan = self.plan(typed | prefilter.columns)
@@ -221,7 +213,7 @@ class Source:
         if self._exhausted and rows == sum(len(b) for b in self._buffer):
             where = f"all {rows:,} rows"
         elif self.reader.streaming:
-            where = f"the first {rows:,} rows (on a pipe: those that came within a second)"
+            where = f"the first {rows:,} rows (on a pipe: those of its first read)"
         else:
             where = f"the first {rows:,} rows"
         return counts, rows, where
@@ -252,6 +244,8 @@ class Source:
                 )
                 stats.prefilter_evaluations += evaluations
                 events = _events_at(kept)(np.flatnonzero(masks), masks)
+                if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
+                    events.append(_tick(kept))
                 stats.input_seconds += time.perf_counter() - started
                 for message in plan.widened:
                     stats.warn(message)
@@ -283,6 +277,14 @@ def _pieces(raw: RawBatch, size: int) -> Iterator[RawBatch]:
         return
     for start in range(0, len(raw), size):
         yield raw.slice(start, min(start + size, len(raw)))
+
+
+def _tick(batch: TypedBatch) -> Event:
+    """The last row of a batch that no variable can use, as an event of no variable: it
+    tells the engine that time has passed, so a match waiting for a trailing negation's
+    window to close is released now (on a pipe, not only at the end), and buffers evict."""
+    last = len(batch.rows) - 1
+    return Event(int(batch.rows[last]), int(batch.ts[last]), "", (), 0)
 
 
 def _columns(batch: TypedBatch, plan: Plan) -> dict[str, pa.Array]:
