@@ -282,26 +282,26 @@ def worker(spec: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _alarm)
     from cepcli.bench import run_once, variable_counts, with_window
-    from cepcli.job import attach_input, compile_file
+    from cepcli.job import Job, compile_file
     from cepcli.runtime.stats import Stats
-    from cepcli.sources.csv import CsvOptions
-    from cepcli.sources.prefilter import Prefilter
+    from cepcli.sources.options import InputOptions
 
     def emit(record: dict[str, Any]) -> None:
         print(json.dumps(record), flush=True)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        qfile = Path(tmp) / "q.sase"
-        qfile.write_text(spec["query"].format(window=spec["windows"][0]) + "\n")
-        compiled = compile_file(str(qfile))
     options = dict(spec["input"])
     if options.get("columns"):
         options["columns"] = tuple(options["columns"])
+    inputs = InputOptions(**options)
+    with tempfile.TemporaryDirectory() as tmp:
+        qfile = Path(tmp) / "q.sase"
+        qfile.write_text(spec["query"].format(window=spec["windows"][0]) + "\n")
+        compiled = compile_file(str(qfile), inputs.unit)
     started = time.perf_counter()
-    prepared = attach_input(compiled, CsvOptions(**options))
     read_stats = Stats()
-    events = list(prepared.source.events(Prefilter.of(compiled.pattern), read_stats))
-    prepared.source.close()
+    job = Job(compiled, inputs, stats=read_stats)
+    events = list(job.source.events(job.prefilter, read_stats, job.typed))
+    job.close()
     rows = read_stats.events
     counts = variable_counts(compiled.pattern, events)
     by_name = {v.name: counts[v.bit] for v in compiled.pattern.variables}
@@ -322,9 +322,9 @@ def worker(spec: dict[str, Any]) -> None:
             if timed_out_at is not None:
                 emit({**base, "status": "skipped", "reason": f"timed out at {timed_out_at}"})
                 continue
-            pattern = with_window(compiled.query, window)
+            pattern = with_window(compiled.query, window, inputs.unit)
             order = pattern.rarest_first(counts)
-            record = _cell(pattern, name, events, prepared.schema, rows, order, spec, run_once)
+            record = _cell(pattern, name, events, job.schema, rows, order, spec, run_once)
             emit({**base, "order": list(order), **record})
             if record["status"] != "ok":
                 timed_out_at = window

@@ -12,6 +12,9 @@ from typing import Any
 __version__ = "0.1.0.dev0"
 __all__ = ["Matches", "find"]
 
+ENGINE_NAMES = ("tree", "chain", "first-chance", "post-processing", "eager")
+DEFAULT_ENGINE = "tree"
+
 
 def __getattr__(name: str) -> Any:
     if name in __all__:

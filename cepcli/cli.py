@@ -1,5 +1,9 @@
 """The command line: thin click commands over ``cepcli.job``; errors become messages
-and exit codes in exactly one place, ``_CepGroup.invoke``."""
+and exit codes in exactly one place, ``_CepGroup.invoke``.
+
+Only click and the option constants are imported at the top: a command imports what
+it runs (the engines, pyarrow, rich), so ``cepcli --version`` and ``--help`` start quickly.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +13,21 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from cepcli import __version__
-from cepcli.engines import DEFAULT_ENGINE, ENGINE_NAMES
+from cepcli import DEFAULT_ENGINE, ENGINE_NAMES, __version__
 from cepcli.errors import CepError, EngineDisagreement
-from cepcli.events import Schema
-from cepcli.explain import to_dot, to_json, to_text
-from cepcli.job import Job, RunOptions, compile_file, explain_query
-from cepcli.plan.pattern import Pattern
-from cepcli.render import MatchWriter, bench_table, progress_bar, stats_panel, writer_for
-from cepcli.runtime.matches import Match
-from cepcli.runtime.stats import Stats
 from cepcli.sources.options import CHUNK_ROWS, FORMATS, MAX_ROW_BYTES, ON_BAD_ROW, TIME_UNITS, InputOptions
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cepcli.events import Schema
+    from cepcli.plan.pattern import Pattern
+    from cepcli.render import MatchWriter
+    from cepcli.runtime.matches import Match
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -256,6 +258,12 @@ def run_command(
     Example:
       cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
     """
+    from rich.console import Console
+
+    from cepcli.job import Job, RunOptions, compile_file
+    from cepcli.render import progress_bar, stats_panel, writer_for
+    from cepcli.runtime.stats import Stats
+
     err = Console(stderr=True)
     inputs = _input(kw)
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0)
@@ -316,6 +324,7 @@ def check_command(query: str, **kw: Any) -> None:
     Example:
       cepcli check patterns/stocks_seq.sase --input ticks.csv
     """
+    from cepcli.job import Job, compile_file
     from cepcli.query.printer import print_duration
 
     options = _input(kw)
@@ -354,6 +363,11 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
       cepcli explain patterns/stocks_seq.sase --engine chain --order c,b,a
       cepcli explain q.sase --format dot | dot -Tpng > nfa.png
     """
+    from rich.console import Console
+
+    from cepcli.explain import to_dot, to_json, to_text
+    from cepcli.job import compile_file, explain_query
+
     options = _input(kw)
     compiled = compile_file(query, options.unit)
     has_input = options.path is not None or compiled.query.source is not None
@@ -412,7 +426,10 @@ def bench_command(
     """
     from dataclasses import asdict
 
+    from rich.console import Console
+
     from cepcli.bench import bench
+    from cepcli.render import bench_table
 
     names = [e.strip() for e in engines.split(",") if e.strip()]
     spans = [w.strip() for w in windows.split(",")] if windows else []
@@ -456,6 +473,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _warn(console: Console, message: str) -> None:
     """One warning line on standard error (data in it is not markup; never wrapped)."""
+    from rich.markup import escape
+
     console.print(f"[yellow]warning:[/] {escape(message)}", markup=True, soft_wrap=True)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cepcli import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import build_tree
@@ -22,8 +23,7 @@ from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.runtime.tree import evaluate_tree
 
-ENGINE_NAMES = ("tree", "chain", "first-chance", "post-processing", "eager")
-DEFAULT_ENGINE = "tree"
+__all__ = ["DEFAULT_ENGINE", "ENGINE_NAMES", "ENGINES", "Engine", "compile_pattern", "engine", "run_pattern"]
 
 
 @dataclass(frozen=True, slots=True)

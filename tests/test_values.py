@@ -62,6 +62,20 @@ def test_null_values_option_replaces_the_markers(tmp_path: Path) -> None:
     assert _objects(marked) == []  # -999 is missing: no a left
 
 
+@pytest.mark.parametrize("column", ["x", "ts"])
+def test_a_null_marker_that_reads_as_a_number_is_missing_all_the_same(tmp_path: Path, column: str) -> None:
+    """``--null-values -999``: every value of the batch reads as a number, the marker too;
+    it is missing nonetheless (in an attribute and in the time column)."""
+    query = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 10"
+    text = "type,ts,x\nA,1,1\nB,2,5\nB,-999,7\n" if column == "ts" else "type,ts,x\nA,1,-999\nB,2,5\n"
+    result = _run(tmp_path, query, text, "--null-values", "-999")
+    if column == "ts":
+        assert result.exit_code == 1 and "row 2: missing timestamp in column 'ts'" in result.stderr
+    else:
+        assert result.exit_code == 0 and _objects(result) == []
+        assert _objects(_run(tmp_path, query, text)) != []  # without the option, -999 < 5
+
+
 def test_kinds_come_from_a_fixed_sample_not_the_chunk_size(tmp_path: Path) -> None:
     """One word among numbers, in the first rows or after 65,536: the column is numeric
     either way, the word is a bad row naming the value and the fix, whatever --chunk-rows."""

@@ -216,6 +216,12 @@ def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, 
     if kind in (Kind.STR, Kind.UNKNOWN):
         empty = pc.equal(values, "")
         return pc.if_else(empty, pa.scalar(None, pa.string()), values), _NONE
+    if not values.null_count and kind is not Kind.TIME and not markers_read_as(nulls, kind):
+        try:  # most batches: every value reads (a marker or an empty cell would not)
+            typed = pc.cast(values, ARROW_TYPES[kind])
+            return (nan_as_null(typed) if kind is Kind.FLOAT else typed), _NONE
+        except _FAILURES:
+            pass
     gone = missing(values, nulls)
     if kind is Kind.TIME:
         from cepcli.sources.times import iso_nanoseconds
@@ -233,6 +239,25 @@ def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, 
     if kind is Kind.FLOAT:
         typed = nan_as_null(typed)
     return typed, bad
+
+
+def markers_read_as(nulls: pa.Array, kind: Kind | str) -> bool:
+    """Does a null marker read as a value of ``kind`` (``--null-values -999``)? Then a
+    batch whose values all read may still hold markers (``NaN`` is a float that is
+    missing anyway). ``kind`` may name a time reading: ``number`` or ``iso``."""
+    target = (
+        {"number": pa.decimal128(38, 9), "iso": pa.timestamp("ns")}.get(kind)
+        if isinstance(kind, str)
+        else (ARROW_TYPES[kind])
+    )
+    for marker in nulls.to_pylist():
+        try:
+            value = pc.cast(pa.array([marker], pa.string()), target)[0].as_py()
+        except _FAILURES:
+            continue
+        if not (kind is Kind.FLOAT and value != value):
+            return True
+    return False
 
 
 def type_native(values: pa.Array, kind: Kind) -> pa.Array:

@@ -56,6 +56,14 @@ class Prefilter:
     variables: tuple[VariableFilter, ...]
     columns: frozenset[str]  # columns the conditions read
     schema: Schema
+    types: pa.Array  # the pattern's types, once each
+    type_codes: dict[str, int]  # a type -> its position in ``types``
+
+    def _codes(self, types: pa.Array) -> np.ndarray:
+        """Per row, the position of its type among the pattern's (-1: none): one hash
+        look-up per row, whatever the number of variables."""
+        found = pc.index_in(types, value_set=self.types)
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False))
 
     @classmethod
     def of(cls, pattern: Pattern, schema: Schema) -> Prefilter:
@@ -67,7 +75,10 @@ class Prefilter:
         columns = frozenset(
             n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
-        return cls(tuple(filters), columns, schema)
+        names = list(dict.fromkeys(f.type for f in filters))
+        return cls(
+            tuple(filters), columns, schema, pa.array(names, pa.string()), {t: i for i, t in enumerate(names)}
+        )
 
     def masks(
         self,
@@ -82,8 +93,9 @@ class Prefilter:
         mask = np.zeros(len(types), dtype=np.int64)
         evaluations = 0
         frame = _Frame(columns, ts, self.schema)
+        codes = self._codes(types)
         for f in self.variables:
-            hit = pc.fill_null(pc.equal(types, f.type), False).to_numpy(zero_copy_only=False)
+            hit = codes == self.type_codes[f.type]
             for cond, compiled in zip(f.conditions, f.compiled, strict=True):
                 if not hit.any():
                     break

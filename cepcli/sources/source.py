@@ -234,7 +234,13 @@ class Source:
         check = _Checks(self.options, self.name, stats, plan)
         held: list[Event] = []
         sort = self.options.sort
-        for raw in self._raw():
+        read = self._raw()
+        while True:
+            started = time.perf_counter()
+            raw = next(read, None)
+            stats.input_seconds += time.perf_counter() - started  # pyarrow's reading
+            if raw is None:
+                break
             for piece in _pieces(raw, self.options.chunk_rows):
                 started = time.perf_counter()
                 kept, error = check.batch(type_batch(piece, plan), piece.unreadable)
