@@ -1,0 +1,39 @@
+"""The README's Python example runs as written and finds what ``cepcli run`` finds."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cepcli.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _example() -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## From Python") :]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found, "the README's From Python section has no example"
+    return found.group(1)
+
+
+def test_the_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(_example(), "README.md", "exec"), {})
+    lines = out.getvalue().splitlines()
+    cli_run = CliRunner().invoke(cli, ["run", "patterns/stocks_seq.sase", "--format", "jsonl", "-q"])
+    matches = [json.loads(line) for line in cli_run.stdout.splitlines()]
+    assert len(matches) == 2
+    for match, line in zip(matches, lines, strict=False):  # the loop prints a row per match
+        assert line.split()[0] == str(match["a"]["_row"])
+    assert lines[len(matches)].split() == [str(len(matches)), "20443"]  # stats.matches, stats.events
+    assert "a._row" in out.getvalue() and str(matches[0]["c"]["_row"]) in out.getvalue()
