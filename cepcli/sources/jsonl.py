@@ -26,9 +26,9 @@ import pyarrow.json as pajson
 
 from cepcli.errors import InputError
 from cepcli.sources.batches import RawBatch, plain
-from cepcli.sources.csv import decompressed, open_input
 from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions
+from cepcli.sources.raw import RawInput
 
 READ_BYTES = 4 << 20
 
@@ -38,10 +38,9 @@ class JsonlReader:
 
     def __init__(self, options: InputOptions, stdin: IO[bytes] | None = None) -> None:
         assert options.path is not None
-        self.path = options.path
-        self.name = "<stdin>" if options.path == "-" else options.path
-        self._raw, self.total_bytes, self.streaming = open_input(options.path, self.name, stdin)
-        stream = decompressed(self._raw, options.path, self.streaming)
+        self.input = RawInput(options.path, stdin)
+        self.name, self.streaming = self.input.name, self.input.streaming
+        stream = self.input.stream
         self._read = getattr(stream, "read1", stream.read) if self.streaming else stream.read
         self.tail = b""
         self.eof = False
@@ -155,14 +154,10 @@ class JsonlReader:
         yield RawBatch(columns, np.array(rows, dtype=np.int64), unreadable, text=True)
 
     def progress(self) -> tuple[int, int | None]:
-        try:
-            return self._raw.tell(), self.total_bytes
-        except (OSError, ValueError):
-            return 0, self.total_bytes
+        return self.input.progress()
 
     def close(self) -> None:
-        if self.path != "-":
-            self._raw.close()
+        self.input.close()
 
 
 def _arrow_type(found: set[type]) -> pa.DataType:
