@@ -161,6 +161,8 @@ class JsonlReader:
 
 
 def _arrow_type(found: set[type]) -> pa.DataType:
+    if not found:  # always null in the sample: no kind known, as for an empty CSV column
+        return pa.null()
     if found == {bool}:
         return pa.bool_()
     if found == {int}:

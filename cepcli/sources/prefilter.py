@@ -191,8 +191,8 @@ def _value(expr: a.Expr, frame: _Frame) -> tuple[pa.Array | pa.Scalar, np.ndarra
             fn = pc.abs_checked if isinstance(expr, a.Abs) else pc.negate_checked
             try:
                 return fn(value), unsure
-            except _UNSURE:
-                return pc.abs(value) if isinstance(expr, a.Abs) else pc.negate(value), _all(frame)
+            except _UNSURE:  # an int64 overflow, or no kernel (a boolean): the reference decides
+                return pa.nulls(frame.size, pa.float64()), _all(frame)
         case a.Arith(op, left, right):
             (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
             unsure = _either(lu, ru)
