@@ -52,7 +52,7 @@ from cepcli.events import Kind
 from tests.cases import CASES, Case
 from tests.harness import run_engine
 from tests.oracle import MatchKey
-from tests.strategies import Pattern, examples
+from tests.strategies import Example, examples
 
 ENGINES = ["eager", "chain", "first-chance", "post-processing", "tree"]
 FORMATS = ["csv", "parquet", "jsonl", "frame", "arrow"]
@@ -311,43 +311,47 @@ def test_cli_input_format_wins_over_the_name(tmp_path: Path) -> None:
 
 
 def stream_inputs(csv_text: str, where: Path) -> dict[str, object]:
-    """A generated stream (``ts,type,x,y``; x and y small ints or empty) in every format; x
-    and y are nullable Int64 columns also when the stream leaves them all empty."""
+    """A generated stream (``ts,type,x,y,g``; x and y small ints or empty, g short text or
+    empty) in every format; x and y are nullable Int64 columns, g a string column, also when
+    the stream leaves them all empty."""
     rows = list(csv.reader(io.StringIO(csv_text)))[1:]
     ts = [int(r[0]) for r in rows]
     types = [r[1] for r in rows]
     x = [int(r[2]) if r[2] != "" else None for r in rows]
     y = [int(r[3]) if r[3] != "" else None for r in rows]
+    g = [r[4] if r[4] != "" else None for r in rows]
     table = pa.table({"ts": pa.array(ts, pa.int64()), "type": pa.array(types, pa.string()),
-                      "x": pa.array(x, pa.int64()), "y": pa.array(y, pa.int64())})
+                      "x": pa.array(x, pa.int64()), "y": pa.array(y, pa.int64()),
+                      "g": pa.array(g, pa.string())})
     where.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, where / "events.parquet")
-    lines = [json.dumps({"ts": t, "type": k, "x": a, "y": b})
-             for t, k, a, b in zip(ts, types, x, y, strict=True)]
+    lines = [json.dumps({"ts": t, "type": k, "x": a, "y": b, "g": c})
+             for t, k, a, b, c in zip(ts, types, x, y, g, strict=True)]
     (where / "events.jsonl").write_text("\n".join(lines) + "\n")
     (where / "events.csv").write_text(csv_text)
     # pandas reads the CSV itself: an empty cell is <NA> in a nullable Int64 column
-    frame = pd.read_csv(io.StringIO(csv_text), dtype={"ts": "int64", "type": str, "x": "Int64", "y": "Int64"},
-                        keep_default_na=False, na_values={"x": [""], "y": [""]})
+    frame = pd.read_csv(io.StringIO(csv_text),
+                        dtype={"ts": "int64", "type": str, "x": "Int64", "y": "Int64", "g": str},
+                        keep_default_na=False, na_values={"x": [""], "y": [""], "g": [""]})
     assert [None if pd.isna(v) else int(v) for v in frame["x"]] == x
     return {"csv": str(where / "events.csv"), "frame": frame, "parquet": str(where / "events.parquet"),
             "jsonl": str(where / "events.jsonl"), "arrow": table}
 
 
 _RUN = iter(range(10**9))
-INTS = {"x": "int", "y": "int"}
-INT_KINDS = (("x", Kind.INT), ("y", Kind.INT))
+INTS = {"x": "int", "y": "int", "g": "str"}
+INT_KINDS = (("x", Kind.INT), ("y", Kind.INT), ("g", Kind.STR))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                          HealthCheck.function_scoped_fixture])
 @given(example=examples(), engine=st.sampled_from(ENGINES), chunk_rows=st.sampled_from([1, 2, 3, 65_536]))
-def test_random_streams_same_matches_in_every_format(example: tuple[Pattern, str], engine: str,
+def test_random_streams_same_matches_in_every_format(example: Example, engine: str,
                                                      chunk_rows: int, tmp_path: Path) -> None:
-    pattern, csv_text = example
+    pattern, csv_text = example.pattern, example.csv
     note(f"query:\n{pattern.text}\ncsv:\n{csv_text}engine: {engine}, chunk_rows: {chunk_rows}")
     data = stream_inputs(csv_text, tmp_path / str(next(_RUN)))
-    # x and y are ints by the strategy: said so, as a user would, since a text format cannot
+    # x and y are ints and g text by the strategy: said so, as a user would, since a text format cannot
     # know the kind of a column the stream leaves empty (test_column_without_a_value...)
     want = found(pattern.text, data["csv"], engine, chunk_rows=chunk_rows, schema=INTS)
     harness = run_engine(pattern.text, csv_text, engine, chunk_rows=chunk_rows, schema=INT_KINDS)[0]
@@ -451,7 +455,7 @@ def test_column_without_a_value_in_every_format(tmp_path: Path) -> None:
     knows its kind, a text format (CSV, JSON lines) cannot, so there a comparison with a
     number asks for --schema instead of silently matching nothing. With the kind given,
     every format agrees: every comparison with a missing value is false."""
-    data = stream_inputs("ts,type,x,y\n0,A,,\n1,A,,\n", tmp_path)
+    data = stream_inputs("ts,type,x,y,g\n0,A,,,\n1,A,,,\n", tmp_path)
     queries = {  # the matches, and whether the query uses x or y as a number
         "PATTERN A a WHERE a.x < 1 WITHIN 1": (set(), True),
         "PATTERN A a WHERE NOT a.y < 1 WITHIN 1": (set(), True),
