@@ -200,17 +200,18 @@ def cli() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "jsonl", "csv"]),
-    default="table",
-    show_default=True,
-    help="How matches are written.",
+    type=click.Choice(["table", "jsonl", "csv", "parquet"]),
+    default=None,
+    help="How matches are written [default: table; with --spark --output DIR, jsonl]; parquet only"
+    " with --spark --output DIR.",
 )
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(writable=True),
     default=None,
-    help="Write matches to this file instead of standard output.",
+    help="Write matches to this file instead of standard output (with --spark: a directory, written"
+    " by the executors).",
 )
 @click.option(
     "--stats-json",
@@ -232,9 +233,19 @@ def cli() -> None:
     show_default=True,
     help="Warn when one Kleene candidate set allows more subsets than this.",
 )
-@click.option("--spark", "use_spark", is_flag=True, help="Run as a PySpark job (same results).")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL, with --spark.")
-@click.option("--partitions", type=click.IntRange(min=1), default=None, help="Time shards, with --spark.")
+@click.option("--spark", "use_spark", is_flag=True, help="Run as a parallel PySpark job (the same matches).")
+@click.option(
+    "--master",
+    default=None,
+    help="Spark master URL, with --spark [default: spark-submit's or Spark's configuration, else local[*]].",
+)
+@click.option(
+    "--partitions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Time shards, with --spark [default: twice Spark's default parallelism].",
+)
+@click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
     query: str,
@@ -247,8 +258,9 @@ def run_command(
     stats_every: int | None,
     max_subsets: int,
     use_spark: bool,
-    master: str,
+    master: str | None,
     partitions: int | None,
+    verbose: bool,
     quiet: bool,
     **kw: Any,
 ) -> None:
@@ -268,7 +280,16 @@ def run_command(
     inputs = _input(kw)
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0)
     compiled = compile_file(query, inputs.unit)
-    stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115
+    directory = output if use_spark else None  # with --spark the executors write --output
+    if fmt == "parquet" and directory is None:
+        raise click.UsageError(
+            "--format parquet writes a directory of Parquet files: use --spark --output DIR"
+        )
+    fmt = fmt or ("jsonl" if directory else "table")
+    if directory is not None and fmt == "table":
+        raise click.UsageError("--spark --output DIR writes jsonl, csv or parquet: choose one with --format")
+    to_file = output is not None and directory is None
+    stream = open(output, "w", encoding="utf-8", newline="") if to_file else sys.stdout  # type: ignore[arg-type]  # noqa: SIM115
     out_console = Console(file=stream, soft_wrap=False)
     writers: list[MatchWriter] = []
 
@@ -280,7 +301,15 @@ def run_command(
         if use_spark:
             from cepcli.spark import SparkOptions, run_spark
 
-            stats = run_spark(compiled, inputs, options, SparkOptions(master, partitions), start)
+            spark = SparkOptions(master, partitions, directory, fmt, verbose)
+            try:
+                stats = run_spark(
+                    compiled, inputs, options, spark, start, lambda message: _warn(err, message)
+                )
+            except KeyboardInterrupt:
+                stream.flush()
+                err.print("[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete")
+                click.get_current_context().exit(130)
         else:
             live = Stats(max_subsets=max_subsets)
             live.on_warning = lambda message: _warn(err, message)
@@ -301,10 +330,11 @@ def run_command(
                 if not quiet:
                     err.print(stats_panel(live))
                 click.get_current_context().exit(130)
-        writers[0].close()
+        if writers:
+            writers[0].close()
     finally:
         stream.flush()
-        if output:
+        if to_file:
             stream.close()
     if stats.extra.get("stopped_at_max_matches"):
         err.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")

@@ -194,16 +194,6 @@ def test_file_level_errors_still_fail_under_skip(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no type column 'type'" in result.stderr
 
 
-def test_spark_refuses_skip_in_one_line(tmp_path: Path) -> None:
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text(QUERY)
-    data.write_text(_csv(GOOD))
-    result = _invoke(["run", str(query), "-i", str(data), "--spark", "--on-bad-row", "skip"])
-    assert result.exit_code == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--on-bad-row skip is not supported with --spark" in lines[0]
-
-
 def test_bench_skips_and_warns(tmp_path: Path) -> None:
     query, data = tmp_path / "q.sase", tmp_path / "in.csv"
     query.write_text(QUERY)

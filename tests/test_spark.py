@@ -1,24 +1,40 @@
-"""``--spark`` returns exactly the local result, for every engine: on cases of the table
-that straddle shard borders (tiny shards forced), with an ``[attr]`` query grouped by
-key, and through the CLI. One Spark session (``local[2]``) serves every test."""
+"""``--spark`` returns exactly the local result: the matches, the error and the bad rows,
+for every engine, on cases that straddle shard borders (tiny shards and tiny splits
+forced), with an ``[attr]`` query grouped by key, on the CSV corner files of the local
+reader's tests (quotes, line breaks in fields, ragged rows, bad UTF-8, null markers, time
+going back across splits) under ``fail`` and ``skip``, on Parquet and JSON lines, written
+by the executors to a directory, and through the CLI. Its shards run at the same time; it
+is a quiet citizen of a cluster (spark-submit, an unreachable master, Ctrl-C).
+
+One Spark session (``local[2]``) serves the in-process tests; some run real processes."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from cepcli.cli import cli
 from cepcli.engines import ENGINE_NAMES
-from cepcli.job import RunOptions, compile_file
+from cepcli.errors import CepError
+from cepcli.job import Job, RunOptions, compile_file
+from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 from tests.cases import CASES
-from tests.harness import run_engine
+from tests.test_formats import _keys_of_jsonl
+
+CEPCLI = str(Path(sys.executable).with_name("cepcli"))
 
 SHARDED = [
     "seq_paper_a1a2b1b2c",
@@ -54,49 +70,215 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-def _spark_matches(query: Path, data: Path, engine: str, shard_seconds: float | None, **csv: object) -> set:
+Outcome = tuple[set[frozenset[tuple[str, tuple[int, ...]]]], str | None, int]
+
+
+def _local(query: Path, data: Path, engine: str, **inputs: Any) -> Outcome:
+    """The local run: its matches, its error (or None) and its bad rows."""
+    options = InputOptions(str(data), **inputs)
+    found = set()
+    error = None
+    stats = Stats()
+    try:
+        job = Job(compile_file(str(query), options.unit), options, RunOptions(engine), stats=stats)
+        for match in job.matches():
+            found.add(frozenset(match.key))
+    except CepError as err:
+        error = err.render()
+    return found, error, stats.bad_rows
+
+
+def _spark(
+    query: Path,
+    data: Path,
+    engine: str,
+    shard_seconds: float | None = 1.0,
+    split_bytes: int | None = 40,
+    **inputs: Any,
+) -> Outcome:
+    """The same through run_spark (tiny shards and tiny splits, so that matches, rows and
+    time going back straddle their borders)."""
     from cepcli.spark import SparkOptions, run_spark
 
-    found = []
-    inputs = InputOptions(str(data), **csv)  # type: ignore[arg-type]
-    compiled = compile_file(str(query), inputs.unit)
-    spark = SparkOptions("local[2]", None, shard_seconds)
-    run_spark(compiled, inputs, RunOptions(engine), spark, lambda schema, pattern: found.append)
+    found: list[Any] = []
+    options = InputOptions(str(data), **inputs)
+    spark = SparkOptions(master="local[2]", shard_seconds=shard_seconds, split_bytes=split_bytes)
+    error = None
+    bad = 0
+    try:
+        stats = run_spark(
+            compile_file(str(query), options.unit),
+            options,
+            RunOptions(engine),
+            spark,
+            lambda s, p: found.append,
+        )
+        bad = stats.bad_rows
+    except CepError as err:
+        error = err.render()
     keys = [frozenset(m.key) for m in found]
     assert len(keys) == len(set(keys)), "a match was reported twice"
-    return set(keys)
+    return set(keys), error, bad
+
+
+def _files(tmp_path: Path, query: str, data: bytes | str, name: str = "in.csv") -> tuple[Path, Path]:
+    q, d = tmp_path / "q.sase", tmp_path / name
+    q.write_text(query)
+    d.write_bytes(data.encode() if isinstance(data, str) else data)
+    return q, d
 
 
 @pytest.mark.parametrize("name", SHARDED)
 def test_spark_equals_local_for_every_engine(spark: object, name: str, tmp_path: Path) -> None:
     case = next(c for c in CASES if c.name == name)
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text(case.query)
-    data.write_text(case.csv)
+    query, data = _files(tmp_path, case.query, case.csv)
     for engine in ENGINE_NAMES:
-        local, _ = run_engine(case.query, case.csv, engine, type_col=case.type_col)
-        # Shards of one time unit: most matches and windows straddle a border.
-        got = _spark_matches(query, data, engine, 1.0, type_col=case.type_col)
-        assert got == local == case.expected, engine
+        local = _local(query, data, engine, type_col=case.type_col)
+        assert local[0] == case.expected and local[1] is None
+        assert _spark(query, data, engine, type_col=case.type_col) == local, engine
 
 
 def test_equivalence_query_is_grouped_by_its_attribute(spark: object, tmp_path: Path) -> None:
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text("PATTERN SEQ(A a, NOT B n, C c) WHERE [k] AND a.x < c.x WITHIN 10")
     rows = ["ts,type,k,x"] + [f"{i},{'ABC'[i % 3]},{'pq'[i % 2] if i % 7 else ''},{i % 5}" for i in range(40)]
-    data.write_text("\n".join(rows) + "\n")
-    text = query.read_text()
+    query, data = _files(
+        tmp_path, "PATTERN SEQ(A a, NOT B n, C c) WHERE [k] AND a.x < c.x WITHIN 10", "\n".join(rows) + "\n"
+    )
     for engine in ENGINE_NAMES:
-        local, _ = run_engine(text, data.read_text(), engine)
-        assert local, "the query should match something"
-        assert _spark_matches(query, data, engine, None) == local, engine
+        local = _local(query, data, engine)
+        assert local[0], "the query should match something"
+        assert _spark(query, data, engine, shard_seconds=None) == local, engine
+
+
+# The CSV corner files of the local reader's tests: each read as locally, under fail and skip.
+CORNERS: dict[str, str] = {
+    "quotes-and-line-breaks": 'ts,type,x\n0,"A",1\n1,B,"2"\n2,"A","3,0"\n3,X,"a\nb"\n4,B,5" tv\n5,B,9\n',
+    "ragged-rows": "ts,type,x\n0,A,1\n1,B,2,9\n2,A,3\n3,B\n4,B,7\n5,A,1\n6,B,8\n",
+    "bad-utf8": "ts,type,x\n0,A,1\n1,B,2\n2,B,caf\udce9\n3,B,4\n",
+    "null-markers": "ts,type,x\n0,A,NA\n1,A,1\n2,B,NaN\n3,B,5\n4,A,null\n5,B,\n6,B,7\n",
+    "kinds-and-a-stray-word": "ts,type,x\n0,A,1\n1,B,2\n2,A,oops\n3,B,5\n4,A,2\n5,B,9\n",
+    "time-goes-back-across-splits": "ts,type,x\n0,A,1\n5,B,2\n3,A,0\n6,B,9\n1,B,9\n7,A,1\n8,B,3\n",
+    "blank-lines-and-crlf": "ts,type,x\r\n0,A,1\r\n\r\n  \r\n1,B,2\r\n2,A,0\r\n\r\n3,B,9",
+}
+
+
+@pytest.mark.parametrize("skip", [False, True], ids=["fail", "skip"])
+@pytest.mark.parametrize("corner", sorted(CORNERS))
+def test_corner_files_read_as_locally(spark: object, tmp_path: Path, corner: str, skip: bool) -> None:
+    text = CORNERS[corner].encode("utf-8", "surrogateescape")
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", text)
+    mode = "skip" if skip else "fail"
+    # reading does not depend on the engine (every engine meets Spark in the case table):
+    # one engine for each split size, to keep the Spark runs few
+    for engine, split_bytes in (("tree", 7), ("chain", 40), ("eager", None)):
+        local = _local(query, data, engine, on_bad_row=mode)
+        got = _spark(query, data, engine, split_bytes=split_bytes, on_bad_row=mode)
+        assert got == local, (engine, split_bytes)
+
+
+def test_parquet_and_jsonl_inputs(spark: object, tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.name == "kleene_plus_all_seven_subsets")
+    query, data = _files(tmp_path, case.query, case.csv)
+    local = _local(query, data, "tree")
+    rows = [line.split(",") for line in case.csv.splitlines()[1:]]
+    table = pa.table({"ts": [int(r[0]) for r in rows], "type": [r[1] for r in rows]})
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=2)
+    (tmp_path / "in.jsonl").write_text(
+        "".join(json.dumps({"ts": int(r[0]), "type": r[1]}) + "\n" for r in rows)
+    )
+    for name in ("in.parquet", "in.jsonl"):
+        for engine in ("tree", "chain"):
+            assert _spark(query, tmp_path / name, engine, split_bytes=20) == local, (name, engine)
+
+
+def test_a_compressed_file_and_a_directory(spark: object, tmp_path: Path) -> None:
+    """A .gz cannot be cut: one split; a directory's files are read in name order, with row
+    ids going on from one to the next (and each file has its header)."""
+    import gzip
+
+    case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
+    query, data = _files(tmp_path, case.query, case.csv)
+    local = _local(query, data, "tree")
+    packed = tmp_path / "in.csv.gz"
+    packed.write_bytes(gzip.compress(case.csv.encode()))
+    assert _spark(query, packed, "tree") == local
+    lines = case.csv.splitlines()
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "1.csv").write_text("\n".join(lines[:3]) + "\n")
+    (folder / "2.csv.gz").write_bytes(gzip.compress(("\n".join([lines[0], *lines[3:]]) + "\n").encode()))
+    assert _spark(query, folder, "tree") == local
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_the_executors_write_the_matches_to_a_directory(spark: object, tmp_path: Path, fmt: str) -> None:
+    case = next(c for c in CASES if c.name == "kleene_plus_all_seven_subsets")
+    query, data = _files(tmp_path, case.query, case.csv)
+    out = tmp_path / "matches"
+    stats = tmp_path / "stats.json"
+    args = ["run", str(query), "-i", str(data), "--spark", "--master", "local[2]", "--format", fmt]
+    result = CliRunner().invoke(cli, [*args, "--output", str(out), "--stats-json", str(stats), "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    written = sorted(p for p in out.iterdir() if p.name.startswith("part-"))
+    assert written, list(out.iterdir())
+    if fmt == "jsonl":
+        objects = [json.loads(line) for p in written for line in p.read_text().splitlines()]
+        keys = {
+            frozenset((v, tuple(e["_row"] for e in (o[v] if isinstance(o[v], list) else [o[v]]))) for v in o)
+            for o in objects
+        }
+    elif fmt == "parquet":
+        frame = pq.read_table(out).to_pandas()
+        keys = {
+            frozenset((v, tuple(int(r) for r in str(row[f"{v}._row"]).split(";"))) for v in ("a", "b", "c"))
+            for _, row in frame.iterrows()
+        }
+    else:
+        import csv as reader
+
+        records = [r for p in written for r in reader.DictReader(p.open())]
+        keys = {
+            frozenset((v, tuple(int(x) for x in r[f"{v}._row"].split(";"))) for v in ("a", "b", "c"))
+            for r in records
+        }
+    assert keys == case.expected
+    assert json.loads(stats.read_text())["matches"] == len(case.expected)
+
+
+def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
+    """Partitions are evaluated in parallel by the executors: two shards' time spans
+    (recorded in the stats) overlap. Each shard is long enough (some seconds of predicate
+    evaluations, no matches) for the start of the Python workers not to matter."""
+    rows = "".join(f"{i},{'AB'[i % 2]},{i % 97}\n" for i in range(40_000))
+    query, data = _files(
+        tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x + b.x < 0 WITHIN 1200", "ts,type,x\n" + rows
+    )
+    stats = tmp_path / "stats.json"
+    args = ["run", str(query), "-i", str(data), "--spark", "--master", "local[2]", "--partitions", "2"]
+    result = CliRunner().invoke(cli, [*args, "--format", "jsonl", "--stats-json", str(stats), "-q"])
+    assert result.exit_code == 0, result.output
+    shards = json.loads(stats.read_text())["spark_shards"]
+    assert len(shards) == 2 and all(s["rows"] > 20_000 for s in shards)
+    (a, b) = shards
+    assert a["began"] < b["ended"] and b["began"] < a["ended"], shards
+
+
+@pytest.mark.parametrize("shards", [2, 3, 8, 31])
+def test_each_shard_has_a_partition_of_its_own(spark: Any, shards: int) -> None:
+    """The shard labels, chosen by cepcli's reading of Spark's hash, land in as many
+    partitions as there are shards when Spark itself partitions them."""
+    from pyspark.sql import functions as F
+
+    from cepcli.spark import _labels
+
+    labels = spark.createDataFrame([(label,) for label in _labels(shards)], "shard long")
+    spread = labels.repartition(shards, "shard").select(F.spark_partition_id().alias("p"))
+    assert sorted(r["p"] for r in spread.collect()) == list(range(shards))
 
 
 def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_path: Path) -> None:
     case = next(c for c in CASES if c.name == "neg_with_condition")
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text(case.query)
-    data.write_text(case.csv)
+    query, data = _files(tmp_path, case.query, case.csv)
     stats_file = tmp_path / "stats.json"
     args = ["run", str(query), "-i", str(data), "--format", "jsonl", "-q"]
     local = CliRunner().invoke(cli, args)
@@ -107,7 +289,23 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
     assert sorted(local.stdout.splitlines()) == sorted(remote.stdout.splitlines())
     stats = json.loads(stats_file.read_text())
     assert stats["matches"] == len(remote.stdout.splitlines())
-    assert stats["partitions"] >= 1 and stats["peaks"] == "largest of any partition"
+    assert stats["partitions"] >= 1 and stats["peaks"] == "largest of any shard"
+    assert stats["events"] == len(case.csv.splitlines()) - 1
+    assert all({"began", "ended", "rows"} <= set(s) for s in stats["spark_splits"] + stats["spark_shards"])
+
+
+def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
+    """``--on-bad-row skip`` under ``--spark``: the local run's matches and its one warning."""
+    text = "ts,type,price\n0,A,1\n1,B,2\n2,C,3\n3,C\n4,A,2\n5,B,3\n6,C,abc\n7,C,9\n8,C,1\n"
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b, C c) WHERE a.price < c.price WITHIN 10", text)
+    args = ["run", str(query), "-i", str(data), "--format", "jsonl", "-q", "--on-bad-row", "skip"]
+    local = CliRunner().invoke(cli, args)
+    remote = CliRunner().invoke(cli, [*args, "--spark", "--master", "local[2]"])
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.output
+    assert local.stdout.count("\n") == 4
+    assert sorted(local.stdout.splitlines()) == sorted(remote.stdout.splitlines())
+    warning = "warning: skipped 2 bad rows (first: row 3: 2 fields where 3 are expected"
+    assert warning in local.stderr and warning in remote.stderr, remote.stderr
 
 
 def test_spark_needs_a_path_not_standard_input(spark: object, tmp_path: Path) -> None:
@@ -115,31 +313,160 @@ def test_spark_needs_a_path_not_standard_input(spark: object, tmp_path: Path) ->
     query.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
     result = CliRunner().invoke(cli, ["run", str(query), "--spark"], input="ts,type\n0,A\n")
     assert result.exit_code == 2
-    assert "--spark reads its input with Spark" in result.stderr
+    assert "--spark reads its input in the executors: give a path" in result.stderr
 
 
 @pytest.mark.parametrize("where", ["", " WHERE [k]"], ids=["time shards", "grouped by [k]"])
 def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: Path, where: str) -> None:
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text(f"PATTERN SEQ(A a, B b){where} WITHIN 10")
-    data.write_text("ts,type,k\n0,A,p\n5,B,p\n3,A,p\n")
+    query, data = _files(
+        tmp_path, f"PATTERN SEQ(A a, B b){where} WITHIN 10", "ts,type,k\n0,A,p\n5,B,p\n3,A,p\n"
+    )
     result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), "--spark", "-q"])
     assert result.exit_code == 1
-    assert "row 2" in result.stderr and "pass --sort" in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"cepcli: error: {data}: row 2: timestamp '3' is earlier than the previous row's '5'"
+        " (the input must be in time order; pass --sort to sort it)"
+    ]
     result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), "--spark", "--sort", "-q"])
     assert result.exit_code == 0
 
 
-def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
-    import subprocess
+# --- a citizen of the cluster: real processes -------------------------------------------------
 
-    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
-    query.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
-    data.write_text("ts,type\n0,A\n1,B\n")
+
+def _run(args: list[str], timeout: float = 180, **kw: Any) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+
+def test_a_run_keeps_sparks_log_off_standard_error(tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
+    query, data = _files(tmp_path, case.query, case.csv)
+    done = _run(
+        [
+            CEPCLI,
+            "run",
+            str(query),
+            "-i",
+            str(data),
+            "--spark",
+            "--master",
+            "local[2]",
+            "--format",
+            "jsonl",
+            "-q",
+        ]
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == len(case.expected)
+    noise = [line for line in done.stderr.splitlines() if "incubator" not in line]  # the JVM's own notice
+    assert noise == [], done.stderr
+
+
+def test_spark_submit_runs_cepcli_as_a_module(tmp_path: Path) -> None:
+    """``spark-submit .../cepcli/__main__.py run ... --spark``: spark-submit decides the master."""
+    import cepcli
+
+    case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
+    query, data = _files(tmp_path, case.query, case.csv)
+    submit = str(Path(sys.executable).with_name("spark-submit"))
+    entry = str(Path(cepcli.__file__).with_name("__main__.py"))
+    done = _run(
+        [
+            submit,
+            "--master",
+            "local[2]",
+            entry,
+            "run",
+            str(query),
+            "-i",
+            str(data),
+            "--spark",
+            "--format",
+            "jsonl",
+            "-q",
+        ]
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(done.stdout.splitlines()) == len(case.expected)
+
+
+def test_executors_run_the_cepcli_the_driver_ships(tmp_path: Path) -> None:
+    """cepcli ships itself to the executors (a zip on their Python path): executors whose
+    Python has pyarrow, numpy and pandas but cannot import cepcli (the site-packages on the
+    path without the ``.pth`` hooks that install cepcli and lark) run the job all the same."""
+    import sysconfig
+
+    site = sysconfig.get_paths()["purelib"]
+    python = tmp_path / "executor-python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH}}:{site}" exec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    cannot = subprocess.run([python, "-c", "import cepcli"], cwd=tmp_path, capture_output=True, text=True)
+    assert cannot.returncode != 0 and "No module named 'cepcli'" in cannot.stderr
+    can = subprocess.run([python, "-c", "import pyarrow, numpy, pandas"], cwd=tmp_path)
+    assert can.returncode == 0
+    case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
+    query, data = _files(tmp_path, case.query, case.csv)
+    args = [CEPCLI, "run", str(query), "-i", str(data), "--spark", "--master", "local[2]", "--format=jsonl"]
+    env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([*args, "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _keys_of_jsonl(done.stdout) == case.expected
+
+
+def test_an_unreachable_master_fails_at_once_in_one_line(tmp_path: Path) -> None:
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WITHIN 10", "ts,type\n0,A\n1,B\n")
+    started = time.monotonic()
+    done = _run(
+        [CEPCLI, "run", str(query), "-i", str(data), "--spark", "--master", "spark://127.0.0.1:9", "-q"],
+        timeout=60,
+    )
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "cepcli: error: cannot reach the Spark master spark://127.0.0.1:9 (127.0.0.1:9: Connection refused)"
+    ]
+
+
+def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
+    rows = "".join(f"{i},{'AB'[i % 2]},{i % 13}\n" for i in range(200_000))
+    query, data = _files(
+        tmp_path, "PATTERN SEQ(A a, B+ b[], A c) WHERE a.x < c.x WITHIN 40", "ts,type,x\n" + rows
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    proc = subprocess.Popen(
+        [
+            CEPCLI,
+            "run",
+            str(query),
+            "-i",
+            str(data),
+            "--spark",
+            "--master",
+            "local[2]",
+            "--format",
+            "jsonl",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    time.sleep(25)  # the session is up and a job runs
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "py4j" not in err.lower(), err
+    assert "interrupted" in err
+
+
+def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WITHIN 10", "ts,type\n0,A\n1,B\n")
     env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
-    cepcli = Path(sys.executable).with_name("cepcli")
     done = subprocess.run(
-        [str(cepcli), "run", str(query), "-i", str(data), "--spark", "-q"],
+        [CEPCLI, "run", str(query), "-i", str(data), "--spark", "-q"],
         env=env,
         capture_output=True,
         text=True,

@@ -29,7 +29,7 @@ class Stats:
     predicate_evaluations: int = 0
     prefilter_evaluations: int = 0
     bad_rows: int = 0  # rows skipped with --on-bad-row skip
-    first_bad_row: str | None = None  # "row N: why" of the first of them
+    first_bad_row: tuple[int, str] | None = None  # (row, why) of the first of them
     peak_rss_mb: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
     every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
@@ -50,7 +50,9 @@ class Stats:
         """The one warning about skipped bad rows (how many, and the first)."""
         if self.bad_rows:
             plural = "s" if self.bad_rows != 1 else ""
-            self.warn(f"skipped {self.bad_rows:,} bad row{plural} (first: {self.first_bad_row})")
+            assert self.first_bad_row is not None
+            row, why = self.first_bad_row
+            self.warn(f"skipped {self.bad_rows:,} bad row{plural} (first: row {row}: {why})")
 
     def snapshot(self) -> None:
         """Record the cumulative counters now (for work over time, e.g. per segment)."""

@@ -75,8 +75,8 @@ class RowIds:
     ones (only blanks: not rows at all) leave the numbering, so a row's id counts the
     data rows before it. A returned row takes the next position not set apart."""
 
-    def __init__(self) -> None:
-        self.next = 0  # the next position
+    def __init__(self, first: int = 0) -> None:
+        self.next = first  # the next position
         self.blanks = 0  # blank records before it
         self.pending: list[tuple[int, str]] = []  # (position, why; "" for a blank record)
 

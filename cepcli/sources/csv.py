@@ -37,16 +37,18 @@ class CsvReader:
 
     def __init__(self, options: InputOptions, stdin: IO[bytes] | None = None) -> None:
         assert options.path is not None
-        self.input = RawInput(options.path, stdin)
+        split = options.split  # a part of the file (a Spark worker's): no header in it
+        part = split[:2] if split and split[0] >= 0 else None  # (start < 0: the whole file)
+        header = options.header and part is None
+        self.input = RawInput(options.path, stdin, part)
         self.name, self.streaming = self.input.name, self.input.streaming
         limit = options.row_limit
-        self.records = RecordStream(
-            self.input.stream, self.name, limit, self.streaming, header=options.header
-        )
-        self.offset = 2 if options.header else 1  # pyarrow's row number of the first data row
+        self.records = RecordStream(self.input.stream, self.name, limit, self.streaming, header=header)
+        first = split[2] if split else 0  # the row id of the first data row
+        self.offset = (2 if header else 1) - first  # pyarrow numbers the first data row 2 after a header
         self.set_apart = 0  # rows the handler set apart (in the chunk being read, on a pipe)
-        self.ids = RowIds()
-        names = self._header() if options.header else list(options.columns or ())
+        self.ids = RowIds(first)
+        names = self._header() if header else list(options.columns or ())
         self.columns = tuple(names)
         self.parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=self._invalid)
         self.convert = pacsv.ConvertOptions(
@@ -57,7 +59,7 @@ class CsvReader:
         )
         self.reader: pacsv.CSVStreamingReader | None = None
         if self.streaming:
-            if options.header:  # the header is read: every chunk from here on is data
+            if header:  # the header is read: every chunk from here on is data
                 self.records.out = self.records.out[len(self._header_bytes) :]
             self.offset = 1
             return
@@ -65,7 +67,7 @@ class CsvReader:
             self.reader = pacsv.open_csv(
                 self.records,
                 read_options=pacsv.ReadOptions(
-                    use_threads=False, block_size=limit, column_names=None if options.header else names
+                    use_threads=False, block_size=limit, column_names=None if header else names
                 ),
                 parse_options=self.parse,
                 convert_options=self.convert,

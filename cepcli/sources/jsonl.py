@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from cepcli.errors import InputError
+from cepcli.events import Kind
 from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions
@@ -38,16 +39,23 @@ class JsonlReader:
 
     def __init__(self, options: InputOptions, stdin: IO[bytes] | None = None) -> None:
         assert options.path is not None
-        self.input = RawInput(options.path, stdin)
+        split = options.split
+        part = split[:2] if split and split[0] >= 0 else None  # (start < 0: the whole file)
+        self.input = RawInput(options.path, stdin, part)
         self.name, self.streaming = self.input.name, self.input.streaming
         stream = self.input.stream
         self._read = getattr(stream, "read1", stream.read) if self.streaming else stream.read
         self.tail = b""
         self.eof = False
-        self.next_row = 0
+        self.next_row = split[2] if split else 0
         self.limit = options.row_limit
         self._held: list[bytes] = []  # blocks read for the sample, not yet handed on
-        self.schema = self._sample(1 if self.streaming else SAMPLE_ROWS)
+        if split is not None and options.columns:  # a part: the fields and kinds the whole file has
+            kinds = dict(options.schema)
+            names = options.columns or ()
+            self.schema = pa.schema([(n, _ARROW.get(kinds.get(n, Kind.STR), pa.string())) for n in names])
+        else:
+            self.schema = self._sample(1 if self.streaming else SAMPLE_ROWS)
         self.columns = tuple(self.schema.names)
 
     def _block(self) -> bytes | None:
@@ -158,6 +166,9 @@ class JsonlReader:
 
     def close(self) -> None:
         self.input.close()
+
+
+_ARROW = {Kind.INT: pa.int64(), Kind.FLOAT: pa.float64(), Kind.BOOL: pa.bool_(), Kind.UNKNOWN: pa.null()}
 
 
 def _arrow_type(found: set[type]) -> pa.DataType:

@@ -20,8 +20,11 @@ class InputOptions:
     """``path`` is a file, ``-`` for standard input, or None before the command line has
     resolved it (the query's ``FROM``). ``time_unit`` None means seconds, not given (then
     numbers that look like compact dates get a warning). ``null_values`` None means the
-    default markers (``kinds.DEFAULT_NULLS``). ``row_col`` takes the row ids from a column
-    (the Spark workers)."""
+    default markers (``kinds.DEFAULT_NULLS``). ``row_col`` takes the row ids from a column.
+    ``split`` reads one part of a file, as a Spark worker does: bytes ``start:stop`` of a CSV
+    or JSON-lines file (whole records, without the header) or row groups ``start:stop`` of a
+    Parquet file, whose first data row has the given row id (``start`` < 0: the whole file,
+    its rows numbered from that id)."""
 
     path: str | None = "-"
     format: str | None = None
@@ -38,6 +41,7 @@ class InputOptions:
     null_values: tuple[str, ...] | None = None
     schema: tuple[tuple[str, Kind], ...] = ()
     row_col: str | None = None
+    split: tuple[int, int, int] | None = None  # (start, stop, first row id): a part of a file
 
     @property
     def unit(self) -> int:

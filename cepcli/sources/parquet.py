@@ -38,13 +38,19 @@ class ParquetReader:
         self.total_rows = self.file.metadata.num_rows
         self.total_bytes = os.path.getsize(options.path)
         self.chunk = options.chunk_rows
+        split = options.split  # row groups start:stop, the first of whose rows has this id
+        self.groups = range(split[0], split[1]) if split and split[0] >= 0 else None
+        self.first = split[2] if split else 0
         self.read = 0
 
     def batches(self) -> Iterator[RawBatch]:
         try:
-            for batch in self.file.iter_batches(batch_size=max(self.chunk, 1), use_threads=False):
+            batches = self.file.iter_batches(
+                batch_size=max(self.chunk, 1), row_groups=self.groups, use_threads=False
+            )
+            for batch in batches:
                 n = batch.num_rows
-                rows = np.arange(self.read, self.read + n, dtype=np.int64)
+                rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
                 self.read += n
                 yield RawBatch([plain(c) for c in batch.columns], rows)
         except (OSError, pa.ArrowException) as err:

@@ -72,15 +72,39 @@ def decompressed(raw: IO[bytes], path: str, streaming: bool) -> IO[bytes]:
     return raw
 
 
+class _Part(io.RawIOBase):
+    """Bytes ``start:stop`` of a file."""
+
+    def __init__(self, raw: IO[bytes], start: int, stop: int) -> None:
+        raw.seek(start)
+        self.raw = raw
+        self.left = stop - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.raw.read(min(len(buffer), self.left))
+        self.left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+
 class RawInput:
     """``path`` (``-``: standard input, or ``stdin`` when given) opened for reading:
-    ``stream`` its decompressed bytes; ``streaming`` whether rows arrive as they are
-    written (a pipe, FIFO or terminal)."""
+    ``stream`` its decompressed bytes (with ``part``, only bytes ``start:stop`` of a plain
+    file); ``streaming`` whether rows arrive as they are written (a pipe, FIFO or terminal)."""
 
-    def __init__(self, path: str, stdin: IO[bytes] | None = None) -> None:
+    def __init__(
+        self, path: str, stdin: IO[bytes] | None = None, part: tuple[int, int] | None = None
+    ) -> None:
         self.path = path
         self.name = "<stdin>" if path == "-" else path
         self.raw, self.total_bytes, self.streaming = open_input(path, self.name, stdin)
+        if part is not None:
+            self.stream: IO[bytes] = _Part(self.raw, *part)  # type: ignore[assignment]
+            self.total_bytes = part[1] - part[0]
+            return
         self.stream = decompressed(self.raw, path, self.streaming)
 
     def progress(self) -> tuple[int, int | None]:

@@ -227,20 +227,26 @@ class Source:
             yield from self._batches
             self._exhausted = True
 
-    def events(self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]) -> Iterator[Event]:
-        """The events some variable can use, in stream order (with ``--sort``, sorted by
-        time, stably). Columns in ``typed`` hold typed values."""
+    def kept(
+        self,
+        prefilter: Prefilter,
+        stats: Stats,
+        typed: frozenset[str],
+        floor: tuple[int, object, int] | None = None,
+    ) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
+        """Each piece of the input, typed and checked (bad rows, and the time order from
+        ``floor``: the latest row before it, as time, text and row), and prefiltered: the rows
+        kept, their variable masks, and the error that ends the input after them (``fail``)."""
         plan = self.plan(typed | prefilter.columns)
         check = _Checks(self.options, self.name, stats, plan)
-        held: list[Event] = []
-        sort = self.options.sort
+        check.latest = floor
         read = self._raw()
         while True:
             started = time.perf_counter()
             raw = next(read, None)
             stats.input_seconds += time.perf_counter() - started  # pyarrow's reading
             if raw is None:
-                break
+                return
             for piece in _pieces(raw, self.options.chunk_rows):
                 started = time.perf_counter()
                 kept, error = check.batch(type_batch(piece, plan), piece.unreadable)
@@ -249,20 +255,32 @@ class Source:
                     kept.types, _columns(kept, plan), kept.ts, _events_at(kept)
                 )
                 stats.prefilter_evaluations += evaluations
-                events = _events_at(kept)(np.flatnonzero(masks), masks)
-                if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
-                    events.append(_tick(kept))
                 stats.input_seconds += time.perf_counter() - started
                 for message in plan.widened:
                     stats.warn(message)
-                if sort:
-                    held.extend(events)
-                else:
-                    yield from events
+                yield kept, masks, error
                 if error is not None:
-                    raise error
+                    return
                 if self.on_chunk is not None:
                     self.on_chunk(self)
+
+    def events(self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]) -> Iterator[Event]:
+        """The events some variable can use, in stream order (with ``--sort``, sorted by
+        time, stably). Columns in ``typed`` hold typed values."""
+        held: list[Event] = []
+        sort = self.options.sort
+        for kept, masks, error in self.kept(prefilter, stats, typed):
+            started = time.perf_counter()
+            events = _events_at(kept)(np.flatnonzero(masks), masks)
+            if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
+                events.append(_tick(kept))
+            stats.input_seconds += time.perf_counter() - started
+            if sort:
+                held.extend(events)
+            else:
+                yield from events
+            if error is not None:
+                raise error
         if sort:
             started = time.perf_counter()
             held.sort(key=lambda e: (e.ts, e.row))
@@ -355,7 +373,7 @@ class _Checks:
         elif first is not None:
             self.stats.bad_rows += int(np.count_nonzero(bad)) + len(unreadable)
             if self.stats.first_bad_row is None:
-                self.stats.first_bad_row = f"row {first[0]}: {first[1]}"
+                self.stats.first_bad_row = first
             kept = batch.take(~bad)
         if len(kept.rows):
             last = len(kept.rows) - 1

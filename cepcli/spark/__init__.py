@@ -1,0 +1,599 @@
+"""``cepcli run --spark``: the same engines as a parallel Spark job, with the local result.
+
+The input is read by the executors with the local reader, not by Spark's readers (whose
+CSV pads or drops ragged rows, replaces bad UTF-8 and splits quoted line breaks): so row
+ids, quoting, null markers, kinds, times and bad rows are exactly the local run's.
+
+1. **The sample** (driver): the first rows of the first file, read locally, decide the
+   column kinds, how times are read and a chain engine's frequency order, as locally.
+2. **Splits** (``splits``): the files are cut into parts that start where a record starts,
+   each with the row id of its first row, from a parallel scan of their bytes (CSV, JSON
+   lines), their row groups (Parquet), or a parallel count (a compressed file, one part).
+3. **Reading** (``reading``, one task per split, in parallel): the rows some variable can use,
+   as Arrow, and a report per split. The time order is checked in each split and then
+   chained: the rows a split keeps, read on its own, are in time order, so a split whose
+   first kept time is earlier than the latest time of the splits before it is read again
+   from that floor (only then). Bad rows are failed (the first of the whole input) or
+   skipped, as locally.
+4. **Evaluation** (``shards``, one task per shard, in parallel): time shards cut at the
+   quantiles of the relevant rows' times, overlapping by the window (and, with ``[attr]``,
+   grouped by the key too); each owns the matches whose earliest event falls in its range.
+5. **Output**: with ``--output DIR`` the executors write the matches (JSON lines, CSV or
+   Parquet, Spark's writers); otherwise they stream to the driver's writer.
+
+Statistics are merged: rows and bad rows from the splits, the engines' counters summed
+over the shards (events in the overlaps are counted in each), peaks the largest of any
+shard, and each split's and shard's time span (``spark_splits``, ``spark_shards``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from cepcli.engines import engine
+from cepcli.errors import CepError, InputError, UsageError
+from cepcli.events import Event, Schema
+from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
+from cepcli.plan.pattern import Pattern
+from cepcli.runtime.matches import Match
+from cepcli.runtime.stats import Stats
+from cepcli.sources.options import InputOptions, format_of
+from cepcli.spark.reading import Reading, ship_types
+from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
+from cepcli.spark.ship import ship
+from cepcli.spark.splits import Split
+
+__all__ = ["OUTPUT_FORMATS", "SparkError", "SparkOptions", "run_spark"]
+
+OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
+_SUMS = (
+    "predicate_evaluations",
+    "instances_created",
+    "instances_deleted",
+    "buffer_insertions",
+    "buffer_removals",
+)
+_PEAKS = ("peak_instances", "peak_buffered_events")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
+
+
+@dataclass(frozen=True, slots=True)
+class SparkOptions:
+    master: str | None = None  # None: spark-submit and Spark's configuration decide
+    partitions: int | None = None  # time shards (default: twice Spark's default parallelism)
+    output: str | None = None  # a directory the executors write the matches to
+    output_format: str = "jsonl"
+    verbose: bool = False
+    shard_seconds: float | None = None  # cuts time every so many seconds (the tests' tiny shards)
+    split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
+
+
+def run_spark(
+    compiled: Compiled,
+    inputs: InputOptions,
+    options: RunOptions,
+    spark: SparkOptions,
+    start: Callable[[Schema, Pattern], Callable[[Match], None]],
+    on_warning: Callable[[str], None] | None = None,
+) -> Stats:
+    """Run the query as a Spark job; ``start(schema, pattern)`` says where matches go (when
+    they are not written to ``spark.output``), ``on_warning`` hears the warnings."""
+    engine(options.engine)
+    path = input_path(compiled, inputs.path)
+    if path == "-":
+        raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")
+    files = _files(path)
+    if spark.output is not None and spark.output_format not in OUTPUT_FORMATS:
+        raise UsageError(f"--spark --output DIR writes {', '.join(OUTPUT_FORMATS)}: choose one with --format")
+    if spark.output is not None and options.max_matches is not None:
+        raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
+    stats = Stats(engine=options.engine)
+    stats.on_warning = on_warning
+    started = time.perf_counter()
+    reading, order, header_bytes = _sample(compiled, replace(inputs, path=files[0]), options, stats)
+    spark_session = session(spark.master, spark.verbose)
+    context = spark_session.sparkContext
+    ship(context)
+    with cancel_on_ctrl_c(context) as interrupted:
+        try:
+            splits = _splits(context, files, reading, header_bytes, spark.split_bytes)
+            data, reports = _read(spark_session, reading, splits)
+            data, cut = _checked(spark_session, reading, splits, data, reports, stats)
+            on_match = None
+            if spark.output is None:
+                write = start(reading.schema, compiled.pattern)
+
+                def on_match(match: Match) -> None:
+                    if interrupted.is_set():
+                        raise KeyboardInterrupt
+                    write(match)
+
+            _evaluate(spark_session, compiled, reading, options, spark, data, cut, order, stats, on_match)
+        except CepError:
+            raise
+        except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+            if interrupted.is_set():
+                raise KeyboardInterrupt from None  # the jobs were cancelled
+            if os.environ.get("CEPCLI_DEBUG") == "1":
+                raise
+            raise SparkError(reason(err, "the Spark job failed")) from None
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+    stats.seconds = time.perf_counter() - started
+    stats.peak_rss_mb = peak_rss_mb()
+    stats.extra.update(
+        {
+            "spark_master": context.master,
+            "spark_seconds": round(stats.seconds, 3),
+            "peaks": "largest of any shard",
+        }
+    )
+    stats.report_bad_rows()
+    if cut is not None:
+        raise InputError(cut[1], cut[0], cut[2])
+    return stats
+
+
+# --- 1. the sample ----------------------------------------------------------------------
+
+
+def _files(path: str) -> list[str]:
+    """The input's files: one, or a directory's (hidden ones left out) in name order."""
+    if os.path.isdir(path):
+        found = sorted(
+            str(p) for p in Path(path).iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+        )
+        if not found:
+            raise InputError("the directory holds no file", filename=path)
+        return found
+    if not os.path.exists(path):
+        raise InputError("cannot open: No such file or directory", filename=path)
+    return [path]
+
+
+def _sample(
+    compiled: Compiled, inputs: InputOptions, options: RunOptions, stats: Stats
+) -> tuple[Reading, tuple[str, ...], int]:
+    """Kinds, time reading and frequency order from the first file's sample, read locally;
+    and the length of its header in bytes (CSV)."""
+    job = Job(compiled, inputs, options, stats=stats)
+    try:
+        schema = job.schema
+        spec = job.source._time
+        assert spec is not None
+        order = job.order() if options.order is None else options.order
+        header_bytes = len(getattr(job.source.reader, "_header_bytes", b""))
+    finally:
+        job.close()
+    stats.order = order or tuple(v.name for v in compiled.pattern.variables if not v.negated)
+    given = replace(
+        inputs,
+        path=None,
+        columns=schema.columns,
+        schema=tuple(zip(schema.columns, schema.kinds, strict=True)),
+        time_format=spec.format,
+    )
+    native = spec.how == "native"
+    reading = Reading(compiled.text, given, schema, ship_types(schema, native), native, job.source.sample)
+    return reading, order, header_bytes
+
+
+# --- 2. the splits ----------------------------------------------------------------------
+
+
+def _splits(
+    context: Any, files: list[str], reading: Reading, header_bytes: int, least: int | None
+) -> list[Split]:
+    """Every file's splits, with row ids going on from file to file."""
+    from cepcli.spark import splits as cut
+
+    parts = max(2 * context.defaultParallelism, 1)
+    if least is not None:
+        parts = 1 << 30
+    fmt = format_of(files[0], reading.inputs.format)
+    plans: list[tuple[str, str]] = []  # (file, how): ranges, groups or whole
+    ranges: list[tuple[str, int, int]] = []
+    starts: dict[str, int] = {}
+    for path in files:
+        if fmt == "parquet":
+            plans.append((path, "groups"))
+        elif path.lower().endswith(_COMPRESSED) or _magic(path):
+            plans.append((path, "whole"))
+        else:
+            start = _header_length(path, header_bytes) if fmt == "csv" and reading.inputs.header else 0
+            starts[path] = start
+            plans.append((path, "ranges"))
+            ranges += cut.plan_ranges(path, start, max(1, parts // len(files)), least or 1 << 20)
+    quotes = fmt == "csv"
+    scans = []
+    if ranges:
+        context.setJobDescription("cepcli: scan the input for record boundaries")
+        scans = (
+            context.parallelize(ranges, len(ranges))
+            .map(lambda r: cut.scan(r[0], r[1], r[2], quotes))
+            .collect()
+        )
+    whole = [p for p, how in plans if how == "whole"]
+    counts = {}
+    if whole:
+        context.setJobDescription("cepcli: count the rows of compressed files")
+        counts = dict(context.parallelize(whole, len(whole)).map(lambda p: (p, _count(reading, p))).collect())
+    out: list[Split] = []
+    first = 0
+    for path, how in plans:
+        if how == "groups":
+            found, rows = cut.row_groups(path, first, max(1, parts // len(files)))
+        elif how == "whole":
+            found, rows = [Split(path, -1, -1, first, counts[path])], counts[path]
+        else:
+            mine = [s for s in scans if s.path == path]
+            found, rows = cut.chain(mine, starts[path], os.path.getsize(path), first)
+        out += found
+        first += rows
+    return out
+
+
+def _magic(path: str) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return head.startswith((b"\x1f\x8b", b"BZh", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18"))
+
+
+def _header_length(path: str, first_file_header: int) -> int:
+    """The bytes of a file's header record (each file of a directory has its own)."""
+    from cepcli.sources.raw import RawInput
+    from cepcli.sources.records import RecordStream
+
+    raw = RawInput(path)
+    try:
+        return len(RecordStream(raw.stream, path, 1 << 30, False).first_record()) or first_file_header
+    finally:
+        raw.close()
+
+
+def _count(reading: Reading, path: str) -> int:
+    """The data rows of a whole (compressed) file, counted by the local reader."""
+    from cepcli.sources.source import open_reader
+
+    options = replace(
+        reading.inputs, path=path, columns=None if reading.inputs.header else reading.inputs.columns
+    )
+    reader = open_reader(options)
+    last = -1
+    try:
+        for batch in reader.batches():
+            ids = [int(batch.rows[-1])] if len(batch.rows) else []
+            last = max([last, *ids, *(u[0] for u in batch.unreadable)])
+    finally:
+        reader.close()
+    return last + 1
+
+
+# --- 3. reading ---------------------------------------------------------------------------
+
+
+def _read(spark_session: Any, reading: Reading, splits: list[Split]) -> tuple[Any, list[dict[str, Any]]]:
+    """The relevant rows of every split, read in parallel (persisted), and the reports."""
+    context = spark_session.sparkContext
+    context.setJobDescription(f"cepcli: read {len(splits)} splits")
+    frame = _read_frame(spark_session, reading, [(i, s, None) for i, s in enumerate(splits)])
+    frame.persist()
+    reports = [json.loads(r[0]) for r in frame.filter(frame[_REPORT].isNotNull()).select(_REPORT).collect()]
+    for report in reports:
+        if report["error"]:
+            message, row, filename = report["error"]
+            raise InputError(message, row, filename)
+    return frame, sorted(reports, key=lambda r: r["index"])
+
+
+_REPORT = "__cepcli_report"
+
+
+def _read_frame(spark_session: Any, reading: Reading, jobs: list[tuple[int, Split, Any]]) -> Any:
+    import pyarrow as pa
+
+    from cepcli.spark.reading import arrow_schema, read_split
+
+    target = arrow_schema(reading).append(pa.field(_REPORT, pa.string()))
+    spark_schema = _spark_schema(target)
+    payload = [json.dumps([i, s.path, s.start, s.stop, s.first_row, s.rows, floor]) for i, s, floor in jobs]
+    context = spark_session.sparkContext
+    rdd = context.parallelize([(p,) for p in payload], max(len(payload), 1))
+    descriptors = spark_session.createDataFrame(rdd, "job string")
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for text in batch.column(0).to_pylist():
+                index, path, start, stop, first_row, rows, floor = json.loads(text)
+                table, report = read_split(
+                    reading, Split(path, start, stop, first_row, rows), tuple(floor) if floor else None
+                )
+                report["index"] = index
+                nulls = pa.nulls(table.num_rows, pa.string())
+                yield from table.append_column(_REPORT, nulls).to_batches()
+                empty = {f.name: pa.nulls(1, f.type) for f in target if f.name != _REPORT}
+                yield pa.RecordBatch.from_pydict({**empty, _REPORT: [json.dumps(report)]}, schema=target)
+
+    return descriptors.mapInArrow(read, spark_schema)
+
+
+def _spark_schema(schema: Any) -> Any:
+    from pyspark.sql import types as T
+
+    spark_types = {
+        "int64": T.LongType(),
+        "double": T.DoubleType(),
+        "bool": T.BooleanType(),
+        "string": T.StringType(),
+    }
+    return T.StructType([T.StructField(f.name, spark_types[str(f.type)]) for f in schema])
+
+
+def _checked(
+    spark_session: Any,
+    reading: Reading,
+    splits: list[Split],
+    frame: Any,
+    reports: list[dict[str, Any]],
+    stats: Stats,
+) -> tuple[Any, tuple[int, str, str] | None]:
+    """The time order chained across splits, and the bad rows failed or skipped: the relevant
+    rows to evaluate, and where a bad row cuts the input (``fail``)."""
+    from pyspark.sql import functions as F
+
+    if not reading.inputs.sort:
+        floors = _floors(reports)
+        redo = [
+            (r["index"], splits[r["index"]], floor)
+            for r, floor in zip(reports, floors, strict=True)
+            if floor is not None and r["first"] is not None and r["first"][0] < floor[0]
+        ]
+        if redo:
+            spark_session.sparkContext.setJobDescription(
+                f"cepcli: read {len(redo)} splits again from their time floor"
+            )
+            again = _read_frame(spark_session, reading, redo).persist()
+            fresh = [
+                json.loads(r[0]) for r in again.filter(again[_REPORT].isNotNull()).select(_REPORT).collect()
+            ]
+            for report in fresh:
+                reports[report["index"]] = report
+            splits_redone = [i for i, _, _ in redo]
+            starts = [splits[i].first_row for i in splits_redone]
+            stops = [splits[i].first_row + splits[i].rows for i in splits_redone]
+            from cepcli.spark.reading import ROW
+
+            inside = F.lit(False)
+            for a, b in zip(starts, stops, strict=True):
+                inside = inside | ((F.col(ROW) >= a) & (F.col(ROW) < b))
+            frame = frame.filter(~inside).unionByName(again)
+    stats.events = sum(r["rows"] for r in reports)
+    stats.bad_rows = sum(r["bad_rows"] for r in reports)
+    stats.relevant_events = sum(r["relevant"] for r in reports)
+    stats.prefilter_evaluations = sum(r["prefilter_evaluations"] for r in reports)
+    stats.extra["spark_splits"] = [
+        {k: r[k] for k in ("path", "start", "rows", "bad_rows", "seconds", "began", "ended")} for r in reports
+    ]
+    bad = [tuple(r["bad"]) for r in reports if r["bad"]]
+    first_bad = min(bad) if bad else None
+    data = frame.filter(frame[_REPORT].isNull()).drop(_REPORT)
+    if first_bad is None:
+        return data, None
+    if reading.inputs.on_bad_row == "skip":
+        stats.first_bad_row = (int(first_bad[0]), str(first_bad[1]))
+        return data, None
+    from cepcli.spark.reading import ROW
+
+    row = int(first_bad[0])
+    stats.events = sum(r["rows"] for r in reports if r["first_row"] < row)  # rows before the cut
+    owner = next(s.path for s in splits if s.first_row <= row < s.first_row + max(s.rows, 1))
+    return data.filter(F.col(ROW) < row), (row, str(first_bad[1]), owner)
+
+
+def _floors(reports: list[dict[str, Any]]) -> list[tuple[int, object, int] | None]:
+    """Each split's time floor: the latest kept row of the splits before it."""
+    floors: list[tuple[int, object, int] | None] = []
+    latest: tuple[int, object, int] | None = None
+    for report in reports:
+        floors.append(latest)
+        last = report["last"]
+        if last is not None and (latest is None or last[0] >= latest[0]):
+            latest = (int(last[0]), last[1], int(last[2]))
+    return floors
+
+
+# --- 4. and 5. evaluation and output ----------------------------------------------------
+
+
+def _evaluate(
+    spark_session: Any,
+    compiled: Compiled,
+    reading: Reading,
+    options: RunOptions,
+    spark: SparkOptions,
+    data: Any,
+    cut: tuple[int, str, str] | None,
+    order: tuple[str, ...],
+    stats: Stats,
+    on_match: Callable[[Match], None] | None,
+) -> None:
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from cepcli.output import flat_columns
+    from cepcli.spark.shards import SHARD, Evaluation, evaluate, spread
+
+    context = spark_session.sparkContext
+    pattern = compiled.pattern
+    relevant = stats.relevant_events
+    if cut is not None:  # the rows before the first bad row
+        context.setJobDescription("cepcli: count the relevant rows before the bad row")
+        relevant = stats.relevant_events = data.count()
+    if not relevant:
+        return
+    bounds = _bounds(data, spark, context, relevant)
+    flat = spark.output is not None and spark.output_format != "jsonl"
+    job = Evaluation(reading, options.engine, order, bounds, pattern.window, cut[0] if cut else None, flat)
+    names = flat_columns(reading.schema, pattern)
+    out = pa.schema(
+        [pa.field("kind", pa.string()), pa.field("text", pa.string())]
+        + ([pa.field(n, pa.string()) for n in names] if flat else [])
+    )
+    from pyspark.sql import types as T
+
+    spread_schema = T.StructType([*data.schema.fields, T.StructField(SHARD, T.LongType())])
+
+    def cut_into_shards(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield from spread(pa.Table.from_batches([batch]), bounds, pattern.window, labels).to_batches()
+
+    def one_shard(table: pa.Table) -> pa.Table:
+        shard = index[int(table.column(SHARD)[0].as_py())]
+        rows = list(evaluate(job, shard, table.drop_columns([SHARD])))
+        columns: dict[str, list[Any]] = {"kind": [r["kind"] for r in rows], "text": [r["text"] for r in rows]}
+        if flat:
+            for i, name in enumerate(names):
+                columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in rows]
+        return pa.Table.from_pydict(columns, schema=out)
+
+    labels = _labels(len(bounds) + 1)
+    index = {label: k for k, label in enumerate(labels)}
+    # one partition per shard, so that the executors evaluate the shards side by side (a
+    # repartition to an explicit number is not coalesced by adaptive execution, and it
+    # satisfies the grouping below without another shuffle)
+    spread_frame = data.mapInArrow(cut_into_shards, spread_schema).repartition(len(labels), SHARD)
+    keys = [F.col(SHARD)]
+    equiv = pattern.branches[0].equiv
+    if equiv:
+        for attr in equiv:
+            spread_frame = spread_frame.filter(F.col(attr).isNotNull())
+            keys.append(F.col(attr))
+    result = spread_frame.groupBy(*keys).applyInArrow(one_shard, _spark_schema(out))
+    result = result.persist()
+    context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
+    # every shard, in parallel (the matches wait in the cache for the writers)
+    shard_stats = [json.loads(r[0]) for r in result.filter(result.kind == "stats").select("text").collect()]
+    _merge(stats, shard_stats)
+    matches = result.filter(result.kind == "match")
+    if spark.output is not None:
+        context.setJobDescription(f"cepcli: write the matches to {spark.output}")
+        _write(matches, spark, names)
+        stats.matches = sum(int(s["matches"]) for s in shard_stats)
+        return
+    assert on_match is not None
+    context.setJobDescription("cepcli: stream the matches to the driver")
+    written = 0
+    for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
+        on_match(_match(json.loads(row[0]), reading.schema))
+        written += 1
+        if options.max_matches is not None and written >= options.max_matches:
+            stats.extra["stopped_at_max_matches"] = True
+            break
+    stats.matches = written
+
+
+def _labels(shards: int) -> tuple[int, ...]:
+    """A label for each shard that Spark's hash partitioning into ``shards`` partitions
+    sends to partition ``k`` (``pmod(hash(label), shards) == k``): with plain numbers two
+    shards often share a partition, and then run one after the other. Only speed depends
+    on it (a test holds it to Spark's own ``hash``)."""
+    first: dict[int, int] = {}
+    label = 0
+    while len(first) < shards:
+        first.setdefault(spark_hash(label) % shards, label)  # Python's % is Spark's pmod
+        label += 1
+    return tuple(first[k] for k in range(shards))
+
+
+def spark_hash(value: int) -> int:
+    """Spark SQL's ``hash`` of a long (Murmur3 x86 32-bit, seed 42), as a signed int32."""
+
+    def mix(h: int, k: int) -> int:
+        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
+        k = (k * 0x1B873593) & 0xFFFFFFFF
+        h ^= k
+        h = ((h << 13) | (h >> 19)) & 0xFFFFFFFF
+        return (h * 5 + 0xE6546B64) & 0xFFFFFFFF
+
+    bits = value & 0xFFFFFFFFFFFFFFFF
+    h = mix(mix(42, bits & 0xFFFFFFFF), bits >> 32) ^ 8
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _bounds(data: Any, spark: SparkOptions, context: Any, relevant: int) -> tuple[int, ...]:
+    from cepcli.spark.reading import TS
+
+    context.setJobDescription("cepcli: find the time shards' bounds")
+    if spark.shard_seconds is not None:  # fixed spans (the tests force tiny ones), where there are rows
+        from pyspark.sql import functions as F
+
+        step = max(int(spark.shard_seconds * 10**9), 1)
+        spans = sorted(
+            int(r["k"]) for r in data.select(F.expr(f"`{TS}` div {step}").alias("k")).distinct().collect()
+        )
+        return tuple(k * step for k in spans[1:])
+    shards = max(1, min(spark.partitions or 2 * context.defaultParallelism, relevant))
+    if shards == 1:
+        return ()
+    quantiles = data.approxQuantile(TS, [k / shards for k in range(1, shards)], 0.001)
+    return tuple(sorted({int(q) for q in quantiles}))
+
+
+def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
+    for part in parts:
+        for key in _SUMS:
+            setattr(stats, key, getattr(stats, key) + int(part.get(key, 0)))
+        for key in _PEAKS:
+            setattr(stats, key, max(getattr(stats, key), int(part.get(key, 0))))
+    stats.extra["spark_shards"] = [
+        {
+            "shard": p["shard"],
+            "began": p["began"],
+            "ended": p["ended"],
+            "rows": p["rows_in_shard"],
+            "matches": p["matches"],
+            "relevant_events": p["relevant_events"],
+        }
+        for p in sorted(parts, key=lambda p: int(p["shard"]))
+    ]
+    stats.extra["partitions"] = len(parts)
+
+
+def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
+    from pyspark.sql import functions as F
+
+    assert spark.output is not None
+    if spark.output_format == "jsonl":
+        matches.select("text").write.mode("errorifexists").text(spark.output)
+        return
+    flat = matches.select(*[F.col(f"`{n}`") for n in names])
+    if spark.output_format == "csv":
+        flat.write.mode("errorifexists").option("header", True).csv(spark.output)
+    else:
+        flat.write.mode("errorifexists").parquet(spark.output)
+
+
+def _match(obj: dict[str, Any], schema: Schema) -> Match:
+    """A match back on the driver, for the local writers."""
+
+    def event(o: dict[str, Any]) -> Event:
+        values = [o.get(c) for c in schema.columns]
+        return Event(int(o["_row"]), 0, str(o.get(schema.type_col)), values, 0)
+
+    bindings = tuple(
+        (name, tuple(event(e) for e in value) if isinstance(value, list) else event(value))
+        for name, value in sorted(obj.items())
+    )
+    return Match(bindings)

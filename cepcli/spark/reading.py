@@ -1,0 +1,154 @@
+"""An executor reads one split with the local reader, and keeps the rows some variable can
+use (no pyspark here: this runs inside Spark's Python workers, and in the tests).
+
+The split is read exactly as the local run reads the file (``Source``, with the column
+kinds and time reading the driver decided from the file's sample), so quoting, null
+markers, kinds, time parsing and bad rows are the local run's. What comes out is one Arrow
+table of the kept rows a variable can use, in the columns' fixed types (``ship_types``)
+and three more (row id, time in nanoseconds, variable mask), and a report: the rows kept,
+the bad rows and the first of them, and the first and latest kept times, from which the
+driver chains the time-order check across splits (see ``cepcli.spark``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cepcli.errors import InputError
+from cepcli.events import Kind, Schema
+from cepcli.job import Job, compile_text
+from cepcli.runtime.stats import Stats
+from cepcli.sources.kinds import ARROW_TYPES
+from cepcli.sources.options import InputOptions
+from cepcli.spark.splits import Split
+
+ROW, TS, MASK = "__cepcli_row", "__cepcli_ts", "__cepcli_mask"
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What every executor needs to read its split, as plain data (compiled there)."""
+
+    query: str
+    inputs: InputOptions  # with the file's columns and kinds, and the time reading, given
+    schema: Schema
+    ship: tuple[tuple[str, str], ...]  # column -> Arrow type name it travels as
+    native_time: bool  # the time column is a timestamp (Parquet): it travels as nanoseconds
+    sample: str  # where the kinds came from (the driver's sample), for messages
+
+
+def ship_types(schema: Schema, native_time: bool) -> tuple[tuple[str, str], ...]:
+    """The type each column travels in: its kind's type (a time column of text as it was
+    written, so matches show it as the local run does)."""
+    out = []
+    for name, kind in zip(schema.columns, schema.kinds, strict=True):
+        if name == schema.time_col:
+            out.append((name, "int64" if native_time else "string"))
+        elif kind is Kind.TIME:
+            out.append((name, "int64"))
+        else:
+            out.append((name, str(ARROW_TYPES.get(kind, pa.string()))))
+    return tuple(out)
+
+
+def arrow_schema(reading: Reading) -> pa.Schema:
+    fields = [pa.field(name, _TYPES[t]) for name, t in reading.ship]
+    return pa.schema(
+        [*fields, pa.field(ROW, pa.int64()), pa.field(TS, pa.int64()), pa.field(MASK, pa.int64())]
+    )
+
+
+_TYPES = {"int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
+
+
+def read_split(
+    reading: Reading, split: Split, floor: tuple[int, object, int] | None = None
+) -> tuple[pa.Table, dict[str, Any]]:
+    """The split's rows that some variable can use (``arrow_schema``), and its report."""
+    started = time.time()
+    inputs = reading.inputs
+    if split.start < 0:  # a compressed file, read whole with its header (the columns come from it)
+        columns = None if inputs.header else inputs.columns
+        options = replace(inputs, path=split.path, columns=columns, split=(-1, -1, split.first_row))
+    else:
+        options = replace(
+            inputs, path=split.path, header=False, split=(split.start, split.stop, split.first_row)
+        )
+    stats = Stats()
+    job = Job(compile_text(reading.query, "<query>", options.unit), options, stats=stats)
+    job.source.sample = reading.sample  # the kinds are the driver's
+    target = arrow_schema(reading)
+    pieces: list[pa.Table] = []
+    first: tuple[int, object, int] | None = None
+    last: tuple[int, object, int] | None = None
+    bad: tuple[int, str] | None = None
+    try:
+        for kept, masks, error in job.source.kept(
+            job.prefilter, stats, frozenset(reading.schema.columns), floor
+        ):
+            if len(kept.rows):
+                if first is None:
+                    first = (int(kept.ts[0]), kept.time_text[0].as_py(), int(kept.rows[0]))
+                end = len(kept.rows) - 1
+                last = (int(kept.ts[end]), kept.time_text[end].as_py(), int(kept.rows[end]))
+            relevant = np.flatnonzero(masks)
+            if len(relevant):
+                pieces.append(_table(kept, masks, relevant, reading, target))
+            if error is not None:
+                bad = (int(error.row if error.row is not None else split.first_row), error.message)
+    except InputError as err:  # an error of the whole file: the driver reports it as is
+        return target.empty_table(), _report(split, stats, started, None, None, None, err)
+    finally:
+        job.close()
+    if stats.first_bad_row is not None and bad is None:
+        bad = stats.first_bad_row
+    table = pa.concat_tables(pieces) if pieces else target.empty_table()
+    report = _report(split, stats, started, first, last, bad, None)
+    report["relevant"] = table.num_rows
+    return table, report
+
+
+def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
+    take = pa.array(at, pa.int64())
+    columns = []
+    for column, (_, type_name) in zip(kept.columns, reading.ship, strict=True):
+        values = column.take(take)
+        want = _TYPES[type_name]
+        if values.type != want:
+            values = pc.cast(values, want)
+        columns.append(values)
+    columns += [pa.array(kept.rows[at]), pa.array(kept.ts[at]), pa.array(masks[at])]
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def _report(
+    split: Split,
+    stats: Stats,
+    started: float,
+    first: tuple[int, object, int] | None,
+    last: tuple[int, object, int] | None,
+    bad: tuple[int, str] | None,
+    error: InputError | None,
+) -> dict[str, Any]:
+    return {
+        "path": split.path,
+        "start": split.start,
+        "first_row": split.first_row,
+        "rows": stats.events,
+        "bad_rows": stats.bad_rows,
+        "bad": list(bad) if bad else None,
+        "first": list(first) if first else None,
+        "last": list(last) if last else None,
+        "error": [error.message, error.row, error.filename] if error else None,
+        "relevant": 0,
+        "prefilter_evaluations": stats.prefilter_evaluations,
+        "seconds": time.time() - started,
+        "began": started,
+        "ended": time.time(),
+    }

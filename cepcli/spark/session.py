@@ -1,0 +1,122 @@
+"""The Spark session of ``--spark``: a citizen of the cluster it runs on.
+
+* The master is set only when ``--master`` is given; otherwise ``spark-submit`` and
+  ``spark-defaults.conf`` decide (and with neither, Spark's own default, ``local[*]``).
+* Spark's log is kept off standard error unless ``--verbose``: a log4j2 configuration of
+  errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started).
+* A ``spark://`` master that cannot be reached fails at once, with one line, instead of
+  Spark's minute of retries and stack traces.
+* Ctrl-C cancels the jobs from another thread (``cancel_on_ctrl_c``).
+* Every Java or py4j failure becomes one line (``SparkError``); ``CEPCLI_DEBUG=1`` shows the
+  trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from cepcli.errors import CepError
+
+QUIET_LOG = Path(__file__).with_name("log4j2-quiet.properties")
+REACH_SECONDS = 10.0
+
+
+class SparkError(CepError):
+    """Spark could not be started, or a job failed (exit code 1)."""
+
+    exit_code = 1
+
+
+def session(master: str | None, verbose: bool = False) -> Any:
+    """The running session, or a new one (pyspark is imported only here and below)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as err:  # pragma: no cover - a dependency of cepcli
+        raise SparkError(f"pyspark is not installed: {err}") from None
+    running = SparkSession.getActiveSession()
+    if running is not None:
+        return running
+    if master is not None:
+        reachable(master)
+    if not verbose and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        os.environ.setdefault(
+            "PYSPARK_SUBMIT_ARGS",
+            f'--driver-java-options "-Dlog4j2.configurationFile={QUIET_LOG}" pyspark-shell',
+        )
+    builder = SparkSession.builder.appName("cepcli")
+    if master is not None:
+        builder = builder.master(master)
+    builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    try:
+        started = builder.getOrCreate()
+    except Exception as err:  # noqa: BLE001 - Java and cluster failures come in many types
+        where = master or "from its configuration"
+        raise SparkError(reason(err, f"cannot start Spark with master {where}")) from None
+    if not verbose:
+        started.sparkContext.setLogLevel("ERROR")
+    return started
+
+
+def reachable(master: str) -> None:
+    """A standalone master (``spark://host:port``) must answer within ``REACH_SECONDS``."""
+    if not master.startswith("spark://"):
+        return
+    for part in master.removeprefix("spark://").split(","):
+        where = urlparse(f"spark://{part}")
+        host, port = where.hostname or "localhost", where.port or 7077
+        try:
+            with socket.create_connection((host, port), timeout=REACH_SECONDS):
+                return
+        except OSError as err:
+            why = err.strerror or type(err).__name__
+            last = f"cannot reach the Spark master {master} ({host}:{port}: {why})"
+    raise SparkError(last)
+
+
+def reason(err: BaseException, what: str) -> str:
+    """One line for a Java, py4j or Spark failure."""
+    text = str(err).strip()
+    java = getattr(err, "java_exception", None)
+    if java is not None:
+        with contextlib.suppress(Exception):  # the JVM may be gone
+            text = str(java.getMessage() or text)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(err).__name__)
+    if "JAVA_HOME" in first or "Java gateway" in first:
+        return f"cannot start Spark: Java 17 or newer is needed ({first})"
+    return f"{what}: {first[:300]}"
+
+
+@contextlib.contextmanager
+def cancel_on_ctrl_c(context: Any) -> Iterator[threading.Event]:
+    """Within: Ctrl-C sets the event and cancels the Spark jobs from another thread; the
+    driver's call that waited on them then fails, and the caller reports the interruption.
+    (PySpark's own handler calls the JVM from inside the interrupted call, and py4j then
+    prints tracebacks.) A second Ctrl-C interrupts at once."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+        threading.Thread(target=context.cancelAllJobs, name="cepcli-cancel", daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)

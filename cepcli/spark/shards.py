@@ -1,0 +1,116 @@
+"""Time shards: where the relevant rows go, and how one shard is evaluated (no pyspark
+here: this runs inside Spark's Python workers, and in the tests).
+
+The shards cut time at the quantiles of the relevant rows' times (so a busy hour makes no
+giant shard): shard ``k`` owns ``[b_k, b_(k+1))`` (the first from the start of time, the
+last to its end) and receives every relevant row within a window of it,
+``[b_k - W, b_(k+1) + W]``, so that the window, and leading, trailing or enclosed
+negations, are judged on every event they depend on. It reports only the matches whose
+earliest event it owns: each match exactly once. A query with an ``[attr]`` equivalence is
+also grouped by that attribute (every event of a match shares it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from cepcli.engines import run_pattern
+from cepcli.events import Event
+from cepcli.job import compile_text
+from cepcli.output import flat_row, match_object
+from cepcli.runtime.stats import Stats
+from cepcli.spark.reading import MASK, ROW, TS, Reading
+
+SHARD = "__cepcli_shard"
+FAR = 1 << 64
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """What every shard needs, as plain data."""
+
+    reading: Reading
+    engine: str
+    order: tuple[str, ...]
+    bounds: tuple[int, ...]  # b_1 .. b_(n-1): shard k owns [b_k, b_(k+1)), b_0 and b_n unbounded
+    window: int
+    cut: int | None  # a bad row stops the input there (--on-bad-row fail)
+    flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
+
+
+def spread(table: pa.Table, bounds: tuple[int, ...], window: int, labels: tuple[int, ...]) -> pa.Table:
+    """Each row once per shard it belongs to, with the shard's label (``labels[k]`` for
+    shard ``k``: chosen so that Spark's hash partitioning gives each shard its own
+    partition, see ``cepcli.spark._labels``)."""
+    ts = table.column(TS).to_numpy()
+    edges = np.array(bounds, dtype=np.int64)
+    # shard k spans [b_k - W, b_(k+1) + W]: the first with b_(k+1) + W >= ts, the last with b_k - W <= ts
+    low = np.searchsorted(edges, ts - window, side="left")
+    high = np.searchsorted(edges, ts + window, side="right")
+    counts = high - low + 1
+    rows = np.repeat(np.arange(len(ts)), counts)
+    shard = np.repeat(low, counts) + (np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts))
+    out = table.take(pa.array(rows, pa.int64()))
+    return out.append_column(SHARD, pa.array(np.array(labels, dtype=np.int64)[shard], pa.int64()))
+
+
+def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str, Any]]:
+    """The matches one shard owns (``kind`` ``match``: the jsonl object as text, and the
+    flat columns), then its statistics (``kind`` ``stats``)."""
+    began = time.time()
+    reading = job.reading
+    compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
+    schema, pattern = reading.schema, compiled.pattern
+    low = job.bounds[shard - 1] if shard > 0 else -FAR
+    high = job.bounds[shard] if shard < len(job.bounds) else FAR
+    table = table.sort_by([(TS, "ascending"), (ROW, "ascending")])
+    stats = Stats()
+    owned = 0
+    events = _events(table, reading, job.cut)
+    try:
+        for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
+            if not low <= match.first_ts < high:
+                continue  # another shard owns it
+            owned += 1
+            row: dict[str, Any] = {"kind": "match", "text": json.dumps(match_object(match, schema, pattern))}
+            if job.flat:
+                row["flat"] = flat_row(match, schema, pattern)
+            yield row
+    except _Cut:
+        pass  # a bad row stopped the input: what waited for later rows stays undecided
+    summary = stats.as_dict()
+    summary.update(
+        {
+            "shard": shard,
+            "began": began,
+            "ended": time.time(),
+            "rows_in_shard": table.num_rows,
+            "matches": owned,
+        }
+    )
+    yield {"kind": "stats", "text": json.dumps(summary, default=str)}
+
+
+class _Cut(Exception):
+    """The input ends at a bad row (``fail``): as locally, the engine stops without the
+    end of the stream (matches waiting on a trailing negation are not released)."""
+
+
+def _events(table: pa.Table, reading: Reading, cut: int | None) -> Iterator[Event]:
+    names = [name for name, _ in reading.ship]
+    columns = [table.column(n).to_pylist() for n in names]
+    rows = table.column(ROW).to_pylist()
+    times = table.column(TS).to_pylist()
+    masks = table.column(MASK).to_pylist()
+    types = table.column(reading.schema.type_col).to_pylist()
+    values = list(zip(*columns, strict=True)) if columns else [()] * len(rows)
+    yield from map(Event, rows, times, types, values, masks)
+    if cut is not None:
+        raise _Cut

@@ -1,0 +1,62 @@
+"""cepcli ships itself to the executors: a zip of the ``cepcli`` and ``lark`` packages (pure
+Python) that Spark puts first on the executors' Python path (``SparkContext.addPyFile``). So
+the executors run the driver's cepcli, whatever is installed on them, and need only what
+PySpark's Arrow needs anyway: pyarrow and numpy (and pandas).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import io
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+_SHIPPED: set[tuple[int, str]] = set()  # (SparkContext, zip) pairs already added
+
+
+def ship(context: Any) -> str:
+    """Add the zip to the context's Python files (once per context); its path."""
+    path = package_zip()
+    key = (id(context), path)
+    if key not in _SHIPPED:
+        context.addPyFile(path)
+        _SHIPPED.add(key)
+    return path
+
+
+def package_zip() -> str:
+    """The zip of cepcli and lark, in the temporary directory, named by its content (so a
+    session that lives on, as in the tests or the Python API, adds each version once);
+    removed when the process ends."""
+    import lark
+
+    import cepcli
+
+    data = _zip_bytes([Path(cepcli.__file__).parent, Path(str(lark.__file__)).parent])
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"cepcli-executors-{os.getpid()}-{digest}.zip"
+    if not path.exists():
+        path.write_bytes(data)
+        atexit.register(_remove, path)
+    return str(path)
+
+
+def _zip_bytes(packages: list[Path]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        for root in packages:
+            for file in sorted(root.rglob("*")):
+                if file.is_file() and "__pycache__" not in file.parts and file.suffix != ".pyc":
+                    name = str(file.relative_to(root.parent))
+                    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    out.writestr(info, file.read_bytes())
+    return buffer.getvalue()
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
