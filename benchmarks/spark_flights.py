@@ -1,40 +1,122 @@
-"""Local vs ``--spark`` on the NYC flights: wall time (process start to exit) and
-matches, so users see what starting Spark costs.
+"""Local run vs ``--spark --master local[1]`` vs ``local[2]`` on the dense flights stream.
 
-    python benchmarks/spark_flights.py [--master 'local[2]'] [--data ../shared/data/flights.csv.gz]
+On ``flights-3m.parquet`` (3,000,000 US flights of 2001, airports as types) and on a 10x
+input made from it (ten copies, each one's times shifted by 184 days, about six months,
+so the stream stays in time order; written once by this script, one row group per
+million rows), a selective three-airport SEQ and an ``[attr]``-free AND. Every run is a
+real ``cepcli run`` process; the modes are interleaved in each repeat (the machine is
+shared), and the table gives the median of the repeats:
+
+* ``wall``: the whole process, start to exit (Python, the JVM, the job, writing);
+* ``job``: ``seconds`` of the stats (after compiling the query), less
+  ``spark_session_seconds`` (starting Spark and shipping cepcli) for Spark: the work once
+  the session is up;
+* the matches, which must be equal in every mode.
+
+    python benchmarks/spark_flights.py [--repeat 3] [--copies 10] [--work DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import statistics
+import sys
 from pathlib import Path
 
-from runner import FLIGHTS_OPTIONS, cepcli_run
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from runner import cepcli_run
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "flights-3m.parquet"
+OPTIONS = ["--type-col", "origin", "--time-col", "date"]
 QUERIES = {
-    "time shards": "PATTERN SEQ(UA a, B6 b, OO c) WHERE a.origin = c.origin WITHIN 2 hours",
-    "[origin] groups": "PATTERN SEQ(UA a, B6 b, OO c) WHERE [origin] WITHIN 2 hours",
+    "SEQ3 ISP,COS,DAY 1 h": "PATTERN SEQ(ISP a, COS b, DAY c) WHERE a.delay < b.delay WITHIN 1 hour",
+    "AND3 JAN,GRR,DAY 30 min": (
+        "PATTERN AND(JAN a, GRR b, DAY c) WHERE a.distance > c.distance WITHIN 30 minutes"
+    ),
 }
+MODES = {
+    "local": [],
+    "spark local[1]": ["--spark", "--master", "local[1]"],
+    "spark local[2]": ["--spark", "--master", "local[2]"],
+}
+SHIFT = pa.scalar(184 * 86_400_000_000, pa.duration("us"))
+
+
+def tenfold(source: Path, target: Path, copies: int) -> Path:
+    """``copies`` copies of ``source``, the k-th shifted by k * 184 days (written once)."""
+    if target.exists():
+        return target
+    table = pq.read_table(source)
+    partial = target.with_suffix(".partial")
+    with pq.ParquetWriter(partial, table.schema) as writer:
+        for k in range(copies):
+            shifted = pc.add(table.column("date"), pa.scalar(k * SHIFT.value, pa.duration("us")))
+            writer.write_table(table.set_column(0, "date", shifted), row_group_size=1_000_000)
+    partial.rename(target)
+    return target
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "flights.csv.gz")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--copies", type=int, default=10)
+    parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "results" / "data")
     args = parser.parse_args()
-    print(f"# {platform.machine()}, Python {platform.python_version()}, master {args.master}")
-    print("| query | mode | wall seconds | matches | partitions |")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    args.work.mkdir(parents=True, exist_ok=True)
+    bigger = tenfold(DATA, args.work / f"flights-3m-x{args.copies}.parquet", args.copies)
+    inputs = {"flights-3m": DATA, f"flights-3m x{args.copies}": bigger}
+    cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
+    for _ in range(args.repeat):
+        for data_name, data in inputs.items():
+            for query_name, query in QUERIES.items():
+                for mode, extra in MODES.items():
+                    result = cepcli_run(query, data, OPTIONS + extra, fmt="jsonl")
+                    assert result is not None
+                    cells.setdefault((data_name, query_name, mode), []).append(result)
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"median of {args.repeat} interleaved runs")  # fmt: skip
+    print("| input | query | mode | wall s | job s | session s | matches | splits | shards |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for (data_name, query_name, mode), runs in cells.items():
+        matches = {int(r["matches"]) for r in runs}  # type: ignore[call-overload]
+        local = {int(r["matches"]) for r in cells[(data_name, query_name, "local")]}  # type: ignore[call-overload]
+        assert matches == local, (data_name, query_name, mode, matches, local)
+        splits = len(runs[0].get("spark_splits", [])) or "-"  # type: ignore[arg-type]
+        shards = runs[0].get("partitions", "-")
+        wall, job, session = (_median(runs, what) for what in ("wall", "job", "session"))
+        print(f"| {data_name} | {query_name} | {mode} | {wall:.1f} | {job:.1f} | {session:.1f} "
+              f"| {matches.pop():,} | {splits} | {shards} |")  # fmt: skip
+    print()
+    print("| input | query | local[2]/local[1] wall | job | local[1] job / local job (per core) |")
     print("|---|---|---:|---:|---:|")
-    for name, text in QUERIES.items():
-        for mode in ("local", "spark"):
-            options = FLIGHTS_OPTIONS + (["--spark", "--master", args.master] if mode == "spark" else [])
-            result = cepcli_run(text, args.data, options, fmt="jsonl")
-            assert result is not None
-            wall = float(result["wall_seconds"])  # type: ignore[arg-type]
-            parts = result.get("partitions", 1)
-            print(f"| {name} | {mode} | {wall:.1f} | {result['matches']:,} | {parts} |", flush=True)
+    for data_name in inputs:
+        for query_name in QUERIES:
+            alone, one, two = (cells[(data_name, query_name, mode)] for mode in MODES)
+            print(
+                f"| {data_name} | {query_name} | {_median(one, 'wall') / _median(two, 'wall'):.2f}x "
+                f"| {_median(one, 'job') / _median(two, 'job'):.2f}x "
+                f"| {_median(one, 'job') / _median(alone, 'job'):.2f}x |"
+            )
+
+
+def _median(runs: list[dict[str, object]], what: str) -> float:
+    """wall: the whole process; session: starting Spark; job: the stats' seconds less that."""
+
+    def one(run: dict[str, object]) -> float:
+        session = float(run.get("spark_session_seconds", 0.0))  # type: ignore[arg-type]
+        if what == "session":
+            return session
+        if what == "job":
+            return float(run["seconds"]) - session  # type: ignore[arg-type]
+        return float(run["wall_seconds"])  # type: ignore[arg-type]
+
+    return statistics.median(one(r) for r in runs)
 
 
 if __name__ == "__main__":

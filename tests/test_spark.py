@@ -308,6 +308,32 @@ def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path
     assert warning in local.stderr and warning in remote.stderr, remote.stderr
 
 
+def test_native_times_in_parquet(spark: object, tmp_path: Path) -> None:
+    """A Parquet timestamp column (as flights-3m's ``date``): the same matches as locally,
+    and time going back is the local one-line error, the times shown as text."""
+    import datetime as dt
+
+    minute = dt.timedelta(minutes=1)
+    start = dt.datetime(2001, 1, 1)
+    query, _ = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 3 minutes", "")
+    times = [start + k * minute for k in range(12)]
+    table = pa.table(
+        {"date": pa.array(times, pa.timestamp("us")), "type": ["A", "B", "X"] * 4, "x": list(range(12))}
+    )
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=3)
+    local = _local(query, tmp_path / "in.parquet", "tree", time_col="date")
+    assert len(local[0]) == 4 and local[1] is None
+    assert _spark(query, tmp_path / "in.parquet", "tree", split_bytes=20, time_col="date") == local
+    back = table.set_column(0, "date", pa.array([*times[:7], start, *times[8:]], pa.timestamp("us")))
+    pq.write_table(back, tmp_path / "back.parquet", row_group_size=3)
+    local = _local(query, tmp_path / "back.parquet", "tree", time_col="date")
+    assert local[1] == (
+        f"{tmp_path / 'back.parquet'}: row 7: timestamp '2001-01-01 00:00:00' is earlier than the"
+        " previous row's '2001-01-01 00:06:00' (the input must be in time order; pass --sort to sort it)"
+    )
+    assert _spark(query, tmp_path / "back.parquet", "tree", split_bytes=20, time_col="date") == local
+
+
 def test_spark_needs_a_path_not_standard_input(spark: object, tmp_path: Path) -> None:
     query = tmp_path / "q.sase"
     query.write_text("PATTERN SEQ(A a, B b) WITHIN 10")

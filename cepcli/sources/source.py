@@ -26,7 +26,7 @@ from cepcli.sources.kinds import DEFAULT_NULLS, SAMPLE_ROWS, infer_kind, kind_of
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.times import TimeSpec, decide, looks_compact
-from cepcli.sources.typed import Plan, TypedBatch, type_batch
+from cepcli.sources.typed import Plan, TypedBatch, time_shown, type_batch
 
 
 def open_reader(options: InputOptions, data: object = None, stdin: IO[bytes] | None = None) -> Reader:
@@ -377,7 +377,7 @@ class _Checks:
             kept = batch.take(~bad)
         if len(kept.rows):
             last = len(kept.rows) - 1
-            self.latest = (int(kept.ts[last]), kept.time_text[last].as_py(), int(kept.rows[last]))
+            self.latest = (int(kept.ts[last]), time_shown(kept.time_text[last]), int(kept.rows[last]))
         return kept, error
 
     def _late(self, ts: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -390,11 +390,11 @@ class _Checks:
         return ~bad & (ts < before), before
 
     def _order_problem(self, batch: TypedBatch, bad: np.ndarray, p: int, held_ts: int) -> str:
-        value = batch.time_text[p].as_py()
+        value = time_shown(batch.time_text[p])
         earlier = [j for j in range(p) if not bad[j] and int(batch.ts[j]) == held_ts]
         if earlier:
             j = earlier[-1]
-            held: tuple[object, int] = (batch.time_text[j].as_py(), int(batch.rows[j]))
+            held: tuple[object, int] = (time_shown(batch.time_text[j]), int(batch.rows[j]))
         else:
             assert self.latest is not None
             held = (self.latest[1], self.latest[2])

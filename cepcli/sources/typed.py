@@ -130,3 +130,10 @@ def _widen(
         f" there (give --schema {name}:float to read it as float from the start)"
     )
     return type_text(column, Kind.FLOAT, plan.nulls)
+
+
+def time_shown(value: pa.Scalar) -> object:
+    """A time as read, for messages and reports: text and numbers as they are, a native
+    time (Parquet, Arrow, a DataFrame) as its ISO-like text, never a Python repr."""
+    plain = value.as_py()
+    return plain if plain is None or isinstance(plain, str | int | float) else str(plain)

@@ -96,15 +96,21 @@ def run_spark(
     stats = Stats(engine=options.engine)
     stats.on_warning = on_warning
     started = time.perf_counter()
+    lap = _Laps(stats)
     reading, order, header_bytes = _sample(compiled, replace(inputs, path=files[0]), options, stats)
+    lap("sample")
     spark_session = session(spark.master, spark.verbose)
     context = spark_session.sparkContext
     ship(context)
+    stats.extra["spark_session_seconds"] = lap("session")
     with cancel_on_ctrl_c(context) as interrupted:
         try:
             splits = _splits(context, files, reading, header_bytes, spark.split_bytes)
+            lap("splits")
             data, reports = _read(spark_session, reading, splits)
+            lap("read")
             data, cut = _checked(spark_session, reading, splits, data, reports, stats)
+            lap("order")
             on_match = None
             if spark.output is None:
                 write = start(reading.schema, compiled.pattern)
@@ -114,7 +120,9 @@ def run_spark(
                         raise KeyboardInterrupt
                     write(match)
 
-            _evaluate(spark_session, compiled, reading, options, spark, data, cut, order, stats, on_match)
+            _evaluate(
+                spark_session, compiled, reading, options, spark, data, cut, order, stats, on_match, lap
+            )
         except CepError:
             raise
         except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
@@ -138,6 +146,21 @@ def run_spark(
     if cut is not None:
         raise InputError(cut[1], cut[0], cut[2])
     return stats
+
+
+class _Laps:
+    """Seconds of each step, in the stats (``spark_steps``)."""
+
+    def __init__(self, stats: Stats) -> None:
+        self.steps: dict[str, float] = {}
+        stats.extra["spark_steps"] = self.steps
+        self.last = time.perf_counter()
+
+    def __call__(self, step: str) -> float:
+        now = time.perf_counter()
+        self.steps[step] = round(now - self.last, 3)
+        self.last = now
+        return self.steps[step]
 
 
 # --- 1. the sample ----------------------------------------------------------------------
@@ -422,6 +445,7 @@ def _evaluate(
     order: tuple[str, ...],
     stats: Stats,
     on_match: Callable[[Match], None] | None,
+    lap: Callable[[str], float],
 ) -> None:
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -438,6 +462,7 @@ def _evaluate(
     if not relevant:
         return
     bounds = _bounds(data, spark, context, relevant)
+    lap("bounds")
     flat = spark.output is not None and spark.output_format != "jsonl"
     job = Evaluation(reading, options.engine, order, bounds, pattern.window, cut[0] if cut else None, flat)
     names = flat_columns(reading.schema, pattern)
@@ -479,11 +504,13 @@ def _evaluate(
     context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
     # every shard, in parallel (the matches wait in the cache for the writers)
     shard_stats = [json.loads(r[0]) for r in result.filter(result.kind == "stats").select("text").collect()]
+    lap("evaluate")
     _merge(stats, shard_stats)
     matches = result.filter(result.kind == "match")
     if spark.output is not None:
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
         _write(matches, spark, names)
+        lap("write")
         stats.matches = sum(int(s["matches"]) for s in shard_stats)
         return
     assert on_match is not None
@@ -495,6 +522,7 @@ def _evaluate(
         if options.max_matches is not None and written >= options.max_matches:
             stats.extra["stopped_at_max_matches"] = True
             break
+    lap("write")
     stats.matches = written
 
 

@@ -26,6 +26,7 @@ from cepcli.job import Job, compile_text
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import ARROW_TYPES
 from cepcli.sources.options import InputOptions
+from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
 
 ROW, TS, MASK = "__cepcli_row", "__cepcli_ts", "__cepcli_mask"
@@ -94,9 +95,9 @@ def read_split(
         ):
             if len(kept.rows):
                 if first is None:
-                    first = (int(kept.ts[0]), kept.time_text[0].as_py(), int(kept.rows[0]))
+                    first = (int(kept.ts[0]), time_shown(kept.time_text[0]), int(kept.rows[0]))
                 end = len(kept.rows) - 1
-                last = (int(kept.ts[end]), kept.time_text[end].as_py(), int(kept.rows[end]))
+                last = (int(kept.ts[end]), time_shown(kept.time_text[end]), int(kept.rows[end]))
             relevant = np.flatnonzero(masks)
             if len(relevant):
                 pieces.append(_table(kept, masks, relevant, reading, target))
