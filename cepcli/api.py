@@ -85,6 +85,7 @@ def find(
     sort: bool = False,
     on_bad_row: str = "fail",
     max_matches: int | None = None,
+    max_instances: int | None = None,
     chunk_rows: int = CHUNK_ROWS,
     stats: Stats | None = None,
 ) -> Matches:
@@ -113,5 +114,5 @@ def find(
         schema=kinds,
     )
     compiled = compile_text(query, "<query>", options.unit)
-    run = RunOptions(engine, tuple(order) if order else None, max_matches)
+    run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))

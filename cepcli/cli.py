@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cepcli import DEFAULT_ENGINE, ENGINE_NAMES, __version__
-from cepcli.errors import CepError, EngineDisagreement
+from cepcli.errors import CepError, EngineDisagreement, OutputError
+from cepcli.signals import WholeLines, exit_code
 from cepcli.sources.options import CHUNK_ROWS, FORMATS, MAX_ROW_BYTES, ON_BAD_ROW, TIME_UNITS, InputOptions
 
 if TYPE_CHECKING:
@@ -233,6 +234,13 @@ def cli() -> None:
     show_default=True,
     help="Warn when one Kleene candidate set allows more subsets than this.",
 )
+@click.option(
+    "--max-instances",
+    type=click.IntRange(min=1),
+    default=1_000_000,
+    show_default=True,
+    help="Stop with an error when more partial matches (instances) are alive at once than this.",
+)
 @click.option("--spark", "use_spark", is_flag=True, help="Run as a parallel PySpark job (the same matches).")
 @click.option(
     "--master",
@@ -257,6 +265,7 @@ def run_command(
     max_matches: int | None,
     stats_every: int | None,
     max_subsets: int,
+    max_instances: int,
     use_spark: bool,
     master: str | None,
     partitions: int | None,
@@ -275,10 +284,11 @@ def run_command(
     from cepcli.job import Job, RunOptions, compile_file
     from cepcli.render import progress_bar, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
+    from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_stats, written_to
 
     err = Console(stderr=True)
     inputs = _input(kw)
-    options = RunOptions(engine, _order(order), max_matches, stats_every or 0)
+    options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances)
     compiled = compile_file(query, inputs.unit)
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt == "parquet" and directory is None:
@@ -289,57 +299,75 @@ def run_command(
     if directory is not None and fmt == "table":
         raise click.UsageError("--spark --output DIR writes jsonl, csv or parquet: choose one with --format")
     to_file = output is not None and directory is None
+    check_outputs(output if to_file else None, directory, stats_json)
     stream = open(output, "w", encoding="utf-8", newline="") if to_file else sys.stdout  # type: ignore[arg-type]  # noqa: SIM115
-    out_console = Console(file=stream, soft_wrap=False)
+    name = output if output is not None and to_file else "<stdout>"
+    out_console = _out(file=stream, soft_wrap=False)
     writers: list[MatchWriter] = []
+    lines = WholeLines()
+    good = [0]  # the output file's bytes up to its last complete match
 
     def start(schema: Schema, pattern: Pattern) -> Callable[[Match], None]:
         writers.append(writer_for(fmt, stream, out_console, schema, pattern))
-        return writers[0].write
+        write = writers[0].write
 
+        def whole(match: Match) -> None:
+            with lines.writing(), written_to(name):
+                write(match)
+                if to_file:
+                    good[0] = stream.tell()
+
+        return whole
+
+    live = Stats(max_subsets=max_subsets)
+    live.on_warning = lambda message: _warn(err, message)
     try:
-        if use_spark:
-            from cepcli.spark import SparkOptions, run_spark
+        with lines:
+            if use_spark:
+                from cepcli.spark import SparkOptions, run_spark
 
-            spark = SparkOptions(master, partitions, directory, fmt, verbose)
-            try:
-                stats = run_spark(
-                    compiled, inputs, options, spark, start, lambda message: _warn(err, message)
-                )
-            except KeyboardInterrupt:
-                stream.flush()
-                err.print("[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete")
-                click.get_current_context().exit(130)
-        else:
-            live = Stats(max_subsets=max_subsets)
-            live.on_warning = lambda message: _warn(err, message)
-            job = Job(compiled, inputs, options, stats=live)
-            total = job.source.progress()[1]
-            show_progress = not quiet and err.is_terminal and total is not None
-            on_match = start(job.schema, job.pattern)
-            try:
+                spark = SparkOptions(master, partitions, directory, fmt, verbose)
+                warn = live.on_warning
+                stats = run_spark(compiled, inputs, options, spark, start, warn)
+            else:
+                job = Job(compiled, inputs, options, stats=live)
+                total = job.source.progress()[1]
+                show_progress = not quiet and err.is_terminal and total is not None
+                on_match = start(job.schema, job.pattern)
                 with progress_bar(err, total, show_progress) as advance:
                     job.source.on_chunk = lambda source: advance(source.progress()[0])
                     for match in job.matches():
                         on_match(match)
                 stats = job.stats
-            except KeyboardInterrupt:
+            with written_to(name):
+                if writers:
+                    writers[0].close()
                 stream.flush()
-                live.matches = writers[0].written
-                err.print("[yellow]interrupted:[/] the matches written so far are complete")
-                if not quiet:
-                    err.print(stats_panel(live))
-                click.get_current_context().exit(130)
-        if writers:
-            writers[0].close()
-    finally:
-        stream.flush()
+    except KeyboardInterrupt as stop:
+        flush_quietly(stream)
+        if use_spark:
+            err.print("[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete")
+        else:
+            live.matches = writers[0].written if writers else 0
+            live.extra["interrupted"] = True
+            err.print("[yellow]interrupted:[/] the matches written so far are complete")
+            if stats_json:
+                write_stats(stats_json, live)
+            if not quiet:
+                err.print(stats_panel(live))
+        click.get_current_context().exit(exit_code(stop))
+    except OutputError:
         if to_file:
-            stream.close()
+            close_quietly(stream)
+            os.truncate(name, good[0])  # the file ends at its last complete match
+        raise
+    finally:
+        if to_file:
+            close_quietly(stream)
     if stats.extra.get("stopped_at_max_matches"):
         err.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")
     if stats_json:
-        Path(stats_json).write_text(json.dumps(stats.as_dict(), indent=2) + "\n", encoding="utf-8")
+        write_stats(stats_json, stats)
     if not quiet:
         err.print(stats_panel(stats))
 
@@ -393,7 +421,6 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
       cepcli explain patterns/stocks_seq.sase --engine chain --order c,b,a
       cepcli explain q.sase --format dot | dot -Tpng > nfa.png
     """
-    from rich.console import Console
 
     from cepcli.explain import to_dot, to_json, to_text
     from cepcli.job import compile_file, explain_query
@@ -407,7 +434,7 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
     elif fmt == "dot":
         click.echo(to_dot(explanation), nl=False)
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = _out(highlight=False, soft_wrap=True)
         for text, style in to_text(explanation):
             console.print(text, style=style or None, markup=False)
 
@@ -474,7 +501,7 @@ def bench_command(
         )
     for message in result.warnings:
         _warn(err, message)
-    out = Console(highlight=False, width=None if Console().is_terminal else 140)
+    out = _out(highlight=False, width=None if sys.stdout.isatty() else 140)
     out.print(f"input read once in {result.read_seconds:.2f} s; then replayed from memory")
     out.print(bench_table(result))
     if json_path:
@@ -494,8 +521,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except click.exceptions.Abort:
         sys.exit(130)
+    except KeyboardInterrupt as stop:
+        sys.exit(exit_code(stop))
     except BrokenPipeError:
         _quiet_broken_pipe()
     sys.exit(code if isinstance(code, int) else 0)
@@ -513,6 +542,16 @@ def _error(message: str) -> None:
     click.echo(f"cepcli: error: {first}" if not rest else f"{first}", err=True)
     for line in rest:
         click.echo(line, err=True)
+
+
+def _out(**kw: Any) -> Console:
+    """A rich console for standard output (or ``file``) that stops quietly, exit 0, when
+    the reader goes away (rich's own choice is exit 1)."""
+    from rich.console import Console
+
+    console = Console(**kw)
+    console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]
+    return console
 
 
 def _quiet_broken_pipe() -> None:

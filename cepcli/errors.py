@@ -56,6 +56,31 @@ class QueryError(CepError):
         return self.render()
 
 
+class LimitError(CepError):
+    """A run went past one of its limits (``--max-instances``): memory would grow unbounded."""
+
+    exit_code = 1
+
+
+@dataclass
+class OutputError(CepError):
+    """A file cepcli writes cannot be written (checked before the work, or failing during it)."""
+
+    path: str
+    reason: str
+
+    exit_code = 1
+
+    def __post_init__(self) -> None:
+        super().__init__(self.reason)
+
+    def render(self) -> str:
+        return f"{self.path}: cannot write: {self.reason}"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
 @dataclass
 class InputError(CepError):
     """Bad input data: names the row (0-based data row id) or the file."""

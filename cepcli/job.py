@@ -36,6 +36,7 @@ class RunOptions:
     order: tuple[str, ...] | None = None
     max_matches: int | None = None
     stats_every: int = 0
+    max_instances: int | None = None  # stop with an error past this many live instances
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,7 @@ class Job:
         self.compiled = compiled
         self.stats = stats if stats is not None else Stats()
         self.stats.every = self.run.stats_every
+        self.stats.max_instances = self.run.max_instances
         self.started = time.perf_counter()
         if data is None:
             options = replace(options, path=input_path(compiled, options.path))

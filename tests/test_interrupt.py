@@ -1,4 +1,5 @@
-"""Ctrl-C (SIGINT) stops cleanly: complete output lines, the stats so far, exit 130."""
+"""Ctrl-C (SIGINT) and SIGTERM stop cleanly: complete output lines, the stats so far (on
+standard error and in --stats-json), exit 130 and 143."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 CEPCLI = Path(sys.executable).with_name("cepcli")
 ENDLESS = (
     "import sys\n"
@@ -19,12 +22,17 @@ ENDLESS = (
 )
 
 
-def test_sigint_stops_with_complete_lines_the_stats_so_far_and_130(tmp_path: Path) -> None:
-    query = tmp_path / "q.sase"
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
+)
+def test_a_signal_stops_with_complete_lines_the_stats_so_far_and_its_code(
+    tmp_path: Path, signum: int, code: int
+) -> None:
+    query, stats = tmp_path / "q.sase", tmp_path / "stats.json"
     query.write_text("PATTERN SEQ(A a, B b) WITHIN 5\n")
     feed = subprocess.Popen([sys.executable, "-c", ENDLESS], stdout=subprocess.PIPE)
     run = subprocess.Popen(
-        [str(CEPCLI), "run", str(query), "--format", "jsonl"],
+        [str(CEPCLI), "run", str(query), "--format", "jsonl", "--stats-json", str(stats)],
         stdin=feed.stdout,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -42,7 +50,7 @@ def test_sigint_stops_with_complete_lines_the_stats_so_far_and_130(tmp_path: Pat
         deadline = time.monotonic() + 30
         while len(lines) < 50 and time.monotonic() < deadline:
             time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
+        run.send_signal(signum)
         run.wait(timeout=60)
         reader.join(timeout=10)
         assert run.stderr is not None
@@ -50,8 +58,41 @@ def test_sigint_stops_with_complete_lines_the_stats_so_far_and_130(tmp_path: Pat
     finally:
         feed.kill()
         run.kill()
-    assert run.returncode == 130
+    assert run.returncode == code
     assert all(json.loads(line)["a"]["type"] == "A" for line in lines)
     assert "interrupted" in err and "cepcli stats" in err and "Traceback" not in err
     matches = next(line for line in err.splitlines() if "│ matches" in line)
     assert matches.split()[-2].replace(",", "") == str(len(lines))
+    written = json.loads(stats.read_text())
+    assert written["interrupted"] is True and written["matches"] == len(lines)
+
+
+def test_sigterm_never_cuts_the_last_line_of_the_output_file(tmp_path: Path) -> None:
+    """Signals at random moments of a run that writes many matches to a file: every run
+    leaves a file of complete JSON lines (before, one run in two ended in a cut line)."""
+    query = tmp_path / "q.sase"
+    query.write_text("PATTERN SEQ(A a, B b) WITHIN 50\n")
+    for attempt in range(6):
+        out = tmp_path / f"m{attempt}.jsonl"
+        feed = subprocess.Popen([sys.executable, "-c", ENDLESS], stdout=subprocess.PIPE)
+        run = subprocess.Popen(
+            [str(CEPCLI), "run", str(query), "--format", "jsonl", "-o", str(out), "-q"],
+            stdin=feed.stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while (
+                not out.exists() or out.stat().st_size < 20_000 * (attempt + 1)
+            ) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            run.send_signal(signal.SIGTERM)
+            run.wait(timeout=60)
+        finally:
+            feed.kill()
+            run.kill()
+        assert run.returncode == 143
+        text = out.read_text()
+        assert text.endswith("\n") and len(text) > 20_000
+        assert all(json.loads(line)["b"]["type"] == "B" for line in text.splitlines())

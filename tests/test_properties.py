@@ -19,6 +19,7 @@ import os
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ from tests.strategies import (
 )
 from tests.test_cases import ENGINES
 
+pytestmark = pytest.mark.slow
 SOAK = int(os.environ.get("CEPCLI_SOAK", "0"))
 
 # The engine properties draw every form of timestamp (``TIME_FORMS``: integer and decimal

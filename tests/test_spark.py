@@ -35,6 +35,7 @@ from tests.cases import CASES
 from tests.test_formats import _keys_of_jsonl
 
 CEPCLI = str(Path(sys.executable).with_name("cepcli"))
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 SHARDED = [
     "seq_paper_a1a2b1b2c",
@@ -332,6 +333,26 @@ def test_native_times_in_parquet(spark: object, tmp_path: Path) -> None:
         " previous row's '2001-01-01 00:06:00' (the input must be in time order; pass --sort to sort it)"
     )
     assert _spark(query, tmp_path / "back.parquet", "tree", split_bytes=20, time_col="date") == local
+
+
+def test_max_instances_stops_a_shard_with_the_local_message(spark: object, tmp_path: Path) -> None:
+    from cepcli.errors import LimitError
+    from cepcli.spark import SparkOptions, run_spark
+
+    query, data = _files(
+        tmp_path,
+        "PATTERN SEQ(B+ d[], A w) WITHIN 13",
+        "ts,type\n" + "".join(f"{i // 3},B\n" for i in range(40)),
+    )
+    inputs = InputOptions(str(data))
+    with pytest.raises(LimitError, match="more than 5,000 live instances .* the eager NFA"):
+        run_spark(
+            compile_file(str(query), inputs.unit),
+            inputs,
+            RunOptions("eager", max_instances=5000),
+            SparkOptions(master="local[2]"),
+            lambda s, p: print,
+        )
 
 
 def test_spark_needs_a_path_not_standard_input(spark: object, tmp_path: Path) -> None:

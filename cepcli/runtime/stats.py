@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cepcli.errors import LimitError
+
 
 @dataclass(slots=True)
 class Stats:
@@ -34,6 +36,7 @@ class Stats:
     extra: dict[str, object] = field(default_factory=dict)
     every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
     max_subsets: int = 1_000_000  # warn (once) when one Kleene candidate set allows more subsets
+    max_instances: int | None = None  # stop with LimitError when more instances are alive at once
     warnings: list[str] = field(default_factory=list)
     on_warning: Callable[[str], None] | None = None
     series: list[dict[str, int]] = field(default_factory=list)
@@ -72,6 +75,8 @@ class Stats:
         self.alive_instances += n
         if self.alive_instances > self.peak_instances:
             self.peak_instances = self.alive_instances
+            if self.max_instances is not None and self.peak_instances > self.max_instances:
+                raise LimitError(too_many_instances(self.engine, self.max_instances))
 
     def deleted(self, n: int = 1) -> None:
         self.instances_deleted += n
@@ -119,3 +124,18 @@ class Stats:
             **({"series": self.series} if self.every else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
         }
+
+
+def too_many_instances(engine: str, limit: int) -> str:
+    """Why a run stopped at ``--max-instances``, and what to do."""
+    why = (
+        "the eager NFA keeps one instance per partial match, which under skip-till-any-match"
+        " grows with every subset of a Kleene or AND candidate set in the window; a lazy engine"
+        " (--engine tree or chain) stores each event once"
+        if engine == "eager"
+        else "partial matches pile up in the window"
+    )
+    return (
+        f"more than {limit:,} live instances (--max-instances): {why}."
+        " Narrow the window or the conditions, or raise --max-instances"
+    )

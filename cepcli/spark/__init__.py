@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from cepcli.engines import engine
-from cepcli.errors import CepError, InputError, UsageError
+from cepcli.errors import CepError, InputError, LimitError, UsageError
 from cepcli.events import Event, Schema
 from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
+from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.reading import Reading, ship_types
 from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
@@ -117,7 +118,7 @@ def run_spark(
 
                 def on_match(match: Match) -> None:
                     if interrupted.is_set():
-                        raise KeyboardInterrupt
+                        raise interruption(interrupted.signum)
                     write(match)
 
             _evaluate(
@@ -127,12 +128,12 @@ def run_spark(
             raise
         except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
             if interrupted.is_set():
-                raise KeyboardInterrupt from None  # the jobs were cancelled
+                raise interruption(interrupted.signum) from None  # the jobs were cancelled
             if os.environ.get("CEPCLI_DEBUG") == "1":
                 raise
             raise SparkError(reason(err, "the Spark job failed")) from None
         if interrupted.is_set():
-            raise KeyboardInterrupt
+            raise interruption(interrupted.signum)
     stats.seconds = time.perf_counter() - started
     stats.peak_rss_mb = peak_rss_mb()
     stats.extra.update(
@@ -464,7 +465,16 @@ def _evaluate(
     bounds = _bounds(data, spark, context, relevant)
     lap("bounds")
     flat = spark.output is not None and spark.output_format != "jsonl"
-    job = Evaluation(reading, options.engine, order, bounds, pattern.window, cut[0] if cut else None, flat)
+    job = Evaluation(
+        reading,
+        options.engine,
+        order,
+        bounds,
+        pattern.window,
+        cut[0] if cut else None,
+        options.max_instances,
+        flat,
+    )
     names = flat_columns(reading.schema, pattern)
     out = pa.schema(
         [pa.field("kind", pa.string()), pa.field("text", pa.string())]
@@ -580,6 +590,9 @@ def _bounds(data: Any, spark: SparkOptions, context: Any, relevant: int) -> tupl
 
 
 def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
+    limits = [p["limit"] for p in parts if p.get("limit")]
+    if limits:
+        raise LimitError(limits[0])
     for part in parts:
         for key in _SUMS:
             setattr(stats, key, getattr(stats, key) + int(part.get(key, 0)))

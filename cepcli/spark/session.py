@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cepcli.errors import CepError
+from cepcli.signals import interruption
 
 QUIET_LOG = Path(__file__).with_name("log4j2-quiet.properties")
 REACH_SECONDS = 10.0
@@ -99,24 +100,32 @@ def reason(err: BaseException, what: str) -> str:
 
 
 @contextlib.contextmanager
-def cancel_on_ctrl_c(context: Any) -> Iterator[threading.Event]:
-    """Within: Ctrl-C sets the event and cancels the Spark jobs from another thread; the
+def cancel_on_ctrl_c(context: Any) -> Iterator[Interrupted]:
+    """Within: Ctrl-C (or SIGTERM) sets the event and cancels the Spark jobs from another thread; the
     driver's call that waited on them then fails, and the caller reports the interruption.
     (PySpark's own handler calls the JVM from inside the interrupted call, and py4j then
     prints tracebacks.) A second Ctrl-C interrupts at once."""
-    interrupted = threading.Event()
+    interrupted = Interrupted()
     if threading.current_thread() is not threading.main_thread():
         yield interrupted
         return
 
     def handler(signum: int, frame: Any) -> None:
         if interrupted.is_set():
-            raise KeyboardInterrupt
+            raise interruption(signum)
+        interrupted.signum = signum
         interrupted.set()
         threading.Thread(target=context.cancelAllJobs, name="cepcli-cancel", daemon=True).start()
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield interrupted
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+
+
+class Interrupted(threading.Event):
+    """Set by Ctrl-C or SIGTERM (``signum`` says which)."""
+
+    signum: int = signal.SIGINT

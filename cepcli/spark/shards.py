@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from cepcli.engines import run_pattern
+from cepcli.errors import LimitError
 from cepcli.events import Event
 from cepcli.job import compile_text
 from cepcli.output import flat_row, match_object
@@ -42,6 +43,7 @@ class Evaluation:
     bounds: tuple[int, ...]  # b_1 .. b_(n-1): shard k owns [b_k, b_(k+1)), b_0 and b_n unbounded
     window: int
     cut: int | None  # a bad row stops the input there (--on-bad-row fail)
+    max_instances: int | None  # a shard stops past this many live instances (the driver says why)
     flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
 
 
@@ -71,8 +73,9 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     low = job.bounds[shard - 1] if shard > 0 else -FAR
     high = job.bounds[shard] if shard < len(job.bounds) else FAR
     table = table.sort_by([(TS, "ascending"), (ROW, "ascending")])
-    stats = Stats()
+    stats = Stats(engine=job.engine, max_instances=job.max_instances)
     owned = 0
+    limit = None
     events = _events(table, reading, job.cut)
     try:
         for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
@@ -85,6 +88,8 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
             yield row
     except _Cut:
         pass  # a bad row stopped the input: what waited for later rows stays undecided
+    except LimitError as err:
+        limit = str(err)
     summary = stats.as_dict()
     summary.update(
         {
@@ -93,6 +98,7 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
             "ended": time.time(),
             "rows_in_shard": table.num_rows,
             "matches": owned,
+            "limit": limit,
         }
     )
     yield {"kind": "stats", "text": json.dumps(summary, default=str)}
