@@ -387,24 +387,26 @@ def _run(args: list[str], timeout: float = 180, **kw: Any) -> subprocess.Complet
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
+def _jsonl_run(query: Path, data: Path) -> list[str]:
+    return [
+        CEPCLI,
+        "run",
+        str(query),
+        "-i",
+        str(data),
+        "--spark",
+        "--master",
+        "local[2]",
+        "--format",
+        "jsonl",
+        "-q",
+    ]
+
+
 def test_a_run_keeps_sparks_log_off_standard_error(tmp_path: Path) -> None:
     case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
     query, data = _files(tmp_path, case.query, case.csv)
-    done = _run(
-        [
-            CEPCLI,
-            "run",
-            str(query),
-            "-i",
-            str(data),
-            "--spark",
-            "--master",
-            "local[2]",
-            "--format",
-            "jsonl",
-            "-q",
-        ]
-    )
+    done = _run(_jsonl_run(query, data))
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == len(case.expected)
     noise = [line for line in done.stderr.splitlines() if "incubator" not in line]  # the JVM's own notice
@@ -483,19 +485,7 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     proc = subprocess.Popen(
-        [
-            CEPCLI,
-            "run",
-            str(query),
-            "-i",
-            str(data),
-            "--spark",
-            "--master",
-            "local[2]",
-            "--format",
-            "jsonl",
-            "-q",
-        ],
+        _jsonl_run(query, data),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
