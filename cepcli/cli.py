@@ -7,12 +7,10 @@ it runs (the engines, pyarrow, rich), so ``cepcli --version`` and ``--help`` sta
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -284,7 +282,7 @@ def run_command(
     from cepcli.job import Job, RunOptions, compile_file
     from cepcli.render import progress_bar, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
-    from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_stats, written_to
+    from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_json, written_to
 
     err = Console(stderr=True)
     inputs = _input(kw)
@@ -319,15 +317,17 @@ def run_command(
 
         return whole
 
+    def warn(message: str) -> None:
+        _warn(err, message)
+
     live = Stats(max_subsets=max_subsets)
-    live.on_warning = lambda message: _warn(err, message)
+    live.on_warning = warn
     try:
         with lines:
             if use_spark:
                 from cepcli.spark import SparkOptions, run_spark
 
                 spark = SparkOptions(master, partitions, directory, fmt, verbose)
-                warn = live.on_warning
                 stats = run_spark(compiled, inputs, options, spark, start, warn)
             else:
                 job = Job(compiled, inputs, options, stats=live)
@@ -352,7 +352,7 @@ def run_command(
             live.extra["interrupted"] = True
             err.print("[yellow]interrupted:[/] the matches written so far are complete")
             if stats_json:
-                write_stats(stats_json, live)
+                write_json(stats_json, live.as_dict())
             if not quiet:
                 err.print(stats_panel(live))
         click.get_current_context().exit(exit_code(stop))
@@ -367,7 +367,7 @@ def run_command(
     if stats.extra.get("stopped_at_max_matches"):
         err.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")
     if stats_json:
-        write_stats(stats_json, stats)
+        write_json(stats_json, stats.as_dict())
     if not quiet:
         err.print(stats_panel(stats))
 
@@ -487,6 +487,7 @@ def bench_command(
 
     from cepcli.bench import bench
     from cepcli.render import bench_table
+    from cepcli.writing import write_json
 
     names = [e.strip() for e in engines.split(",") if e.strip()]
     spans = [w.strip() for w in windows.split(",")] if windows else []
@@ -505,7 +506,7 @@ def bench_command(
     out.print(f"input read once in {result.read_seconds:.2f} s; then replayed from memory")
     out.print(bench_table(result))
     if json_path:
-        Path(json_path).write_text(json.dumps(asdict(result), indent=2) + "\n", encoding="utf-8")
+        write_json(json_path, asdict(result))
     if plot_path:
         from cepcli.plot import plot_bench
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import IO
 
 from cepcli.errors import OutputError
-from cepcli.runtime.stats import Stats
 
 
 def check_outputs(file: str | None, directory: str | None, stats_json: str | None) -> None:
@@ -58,9 +57,10 @@ def written_to(name: str) -> Iterator[None]:
         raise OutputError(name, err.strerror or str(err)) from None
 
 
-def write_stats(path: str, stats: Stats) -> None:
+def write_json(path: str, data: object) -> None:
+    """``--stats-json``, ``bench --json``: indented JSON, a write error in one line."""
     with written_to(path):
-        Path(path).write_text(json.dumps(stats.as_dict(), indent=2) + "\n", encoding="utf-8")
+        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def flush_quietly(stream: IO[str]) -> None:

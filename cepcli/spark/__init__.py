@@ -45,7 +45,7 @@ from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
-from cepcli.spark.reading import Reading, ship_types
+from cepcli.spark.reading import ROW, TS, Reading, arrow_schema, read_split, ship_types
 from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
 from cepcli.spark.ship import ship
 from cepcli.spark.splits import Split
@@ -322,8 +322,6 @@ _REPORT = "__cepcli_report"
 def _read_frame(spark_session: Any, reading: Reading, jobs: list[tuple[int, Split, Any]]) -> Any:
     import pyarrow as pa
 
-    from cepcli.spark.reading import arrow_schema, read_split
-
     target = arrow_schema(reading).append(pa.field(_REPORT, pa.string()))
     spark_schema = _spark_schema(target)
     payload = [json.dumps([i, s.path, s.start, s.stop, s.first_row, s.rows, floor]) for i, s, floor in jobs]
@@ -391,8 +389,6 @@ def _checked(
             splits_redone = [i for i, _, _ in redo]
             starts = [splits[i].first_row for i in splits_redone]
             stops = [splits[i].first_row + splits[i].rows for i in splits_redone]
-            from cepcli.spark.reading import ROW
-
             inside = F.lit(False)
             for a, b in zip(starts, stops, strict=True):
                 inside = inside | ((F.col(ROW) >= a) & (F.col(ROW) < b))
@@ -412,8 +408,6 @@ def _checked(
     if reading.inputs.on_bad_row == "skip":
         stats.first_bad_row = (int(first_bad[0]), str(first_bad[1]))
         return data, None
-    from cepcli.spark.reading import ROW
-
     row = int(first_bad[0])
     stats.events = sum(r["rows"] for r in reports if r["first_row"] < row)  # rows before the cut
     owner = next(s.path for s in splits if s.first_row <= row < s.first_row + max(s.rows, 1))
@@ -571,8 +565,6 @@ def spark_hash(value: int) -> int:
 
 
 def _bounds(data: Any, spark: SparkOptions, context: Any, relevant: int) -> tuple[int, ...]:
-    from cepcli.spark.reading import TS
-
     context.setJobDescription("cepcli: find the time shards' bounds")
     if spark.shard_seconds is not None:  # fixed spans (the tests force tiny ones), where there are rows
         from pyspark.sql import functions as F

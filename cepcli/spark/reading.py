@@ -110,9 +110,7 @@ def read_split(
     if stats.first_bad_row is not None and bad is None:
         bad = stats.first_bad_row
     table = pa.concat_tables(pieces) if pieces else target.empty_table()
-    report = _report(split, stats, started, first, last, bad, None)
-    report["relevant"] = table.num_rows
-    return table, report
+    return table, _report(split, stats, started, first, last, bad, None, relevant=table.num_rows)
 
 
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
@@ -136,6 +134,7 @@ def _report(
     last: tuple[int, object, int] | None,
     bad: tuple[int, str] | None,
     error: InputError | None,
+    relevant: int = 0,
 ) -> dict[str, Any]:
     return {
         "path": split.path,
@@ -147,7 +146,7 @@ def _report(
         "first": list(first) if first else None,
         "last": list(last) if last else None,
         "error": [error.message, error.row, error.filename] if error else None,
-        "relevant": 0,
+        "relevant": relevant,
         "prefilter_evaluations": stats.prefilter_evaluations,
         "seconds": time.time() - started,
         "began": started,
