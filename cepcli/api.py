@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
 from cepcli.events import Kind, Schema
-from cepcli.job import Job, RunOptions, compile_text
+from cepcli.job import Job, RunOptions, compile_text, with_query_options
 from cepcli.output import match_object
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
@@ -73,46 +73,63 @@ def find(
     *,
     engine: str = DEFAULT_ENGINE,
     order: tuple[str, ...] | list[str] | None = None,
-    type_col: str = "type",
-    time_col: str = "ts",
+    type_col: str | None = None,
+    time_col: str | None = None,
     time_unit: str | None = None,
     time_format: str | None = None,
     input_format: str | None = None,
     schema: Mapping[str, str] | None = None,
     null_values: tuple[str, ...] | list[str] | None = None,
-    header: bool = True,
+    header: bool | None = None,
     columns: tuple[str, ...] | list[str] | None = None,
-    sort: bool = False,
-    on_bad_row: str = "fail",
+    sort: bool | None = None,
+    on_bad_row: str | None = None,
     max_matches: int | None = None,
     max_instances: int | None = None,
-    chunk_rows: int = CHUNK_ROWS,
+    chunk_rows: int | None = None,
     stats: Stats | None = None,
 ) -> Matches:
     """Evaluate ``query`` (SASE+ text) over ``data``: a path, a DataFrame or an Arrow
     table. The options are those of ``cepcli run`` (``schema`` maps column names to
-    ``int``, ``float``, ``bool``, ``time`` or ``str``). The input is opened and checked
-    against the query here (errors are ``cepcli.errors.CepError``s); the matches are
-    found as the result is iterated."""
+    ``int``, ``float``, ``bool``, ``time`` or ``str``); an input option left out (None) is
+    the query's ``FROM ... WITH (...)`` one if it has it, else ``cepcli run``'s default
+    (``type_col="type"``, ``time_col="ts"``, a header, no sort, ``on_bad_row="fail"``).
+    The input is opened and checked against the query here (errors are
+    ``cepcli.errors.CepError``s); the matches are found as the result is iterated."""
     path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
     kinds: tuple[tuple[str, Kind], ...] = tuple(
         (name, KIND_NAMES[kind.lower()]) for name, kind in (schema or {}).items()
     )
+    given = {
+        "format": input_format,
+        "type_col": type_col,
+        "time_col": time_col,
+        "time_format": time_format,
+        "time_unit": time_unit,
+        "header": header,
+        "columns": columns,
+        "sort": sort,
+        "chunk_rows": chunk_rows,
+        "on_bad_row": on_bad_row,
+        "null_values": null_values,
+        "schema": schema,
+    }
     options = InputOptions(
         path=path,
         format=input_format,
-        type_col=type_col,
-        time_col=time_col,
+        type_col=type_col or "type",
+        time_col=time_col or "ts",
         time_format=time_format,
         time_unit=time_unit,
-        header=header,
+        header=header is not False,
         columns=tuple(columns) if columns else None,
-        sort=sort,
-        chunk_rows=chunk_rows,
-        on_bad_row=on_bad_row,
+        sort=bool(sort),
+        chunk_rows=chunk_rows or CHUNK_ROWS,
+        on_bad_row=on_bad_row or "fail",
         null_values=tuple(null_values) if null_values is not None else None,
         schema=kinds,
     )
+    options = with_query_options(options, query, "<query>", {k for k, v in given.items() if v is not None})
     compiled = compile_text(query, "<query>", options.unit)
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))

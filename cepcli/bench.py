@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from cepcli.engines import ENGINES, engine, run_pattern
+from cepcli.errors import QueryError, UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import Job, compile_file
+from cepcli.job import Compiled, Job
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
@@ -65,16 +66,17 @@ class BenchResult:
 
 
 def bench(
-    query_path: str,
+    compiled: Compiled,
     options: InputOptions,
     engines: Sequence[str],
     windows: Sequence[str],
     repeat: int,
     progress: Callable[[str], None] = lambda label: None,
 ) -> BenchResult:
-    compiled = compile_file(query_path, options.unit)
     for name in engines:
         engine(name)
+    window_texts = list(windows) or [_window_text(compiled.query.window)]
+    patterns = {w: with_window(compiled.query, w, options.unit) for w in windows}  # checked before reading
     started = time.perf_counter()
     read_stats = Stats()
     job = Job(compiled, options, stats=read_stats)
@@ -84,7 +86,6 @@ def bench(
         job.close()
     read_seconds = time.perf_counter() - started
     read_stats.report_bad_rows()
-    window_texts = list(windows) or [_window_text(compiled.query.window)]
     result = BenchResult(
         str(compiled.query.structure.span),
         read_stats.events,
@@ -97,7 +98,7 @@ def bench(
     result.bad_rows, result.warnings = read_stats.bad_rows, list(read_stats.warnings)
     counts = variable_counts(compiled.pattern, events)
     for window in window_texts:
-        pattern = with_window(compiled.query, window, options.unit) if windows else compiled.pattern
+        pattern = patterns.get(window, compiled.pattern)
         order = pattern.rarest_first(counts)
         cells = []
         for name in engines:
@@ -116,8 +117,11 @@ def _window_text(duration: a.Duration) -> str:
 
 def with_window(query: a.Query, window: str, time_unit: int = 10**9) -> Pattern:
     """The query with its WITHIN replaced (``window`` as written: ``30min``, ``2 h``...)."""
-    duration = parse_query(f"PATTERN A a WITHIN {window}").window
-    return normalize(replace(query, window=duration), time_unit=time_unit)
+    try:
+        duration = parse_query(f"PATTERN A a WITHIN {window}").window
+        return normalize(replace(query, window=duration), time_unit=time_unit)
+    except QueryError as err:  # about the window alone: the query itself compiled already
+        raise UsageError(f"--windows: {window!r} is not a window: {err.message}") from None
 
 
 def variable_counts(pattern: Pattern, events: list[Event]) -> dict[int, int]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from cepcli import DEFAULT_ENGINE, ENGINE_NAMES, __version__
 from cepcli.errors import CepError, EngineDisagreement, OutputError
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cepcli.events import Schema
+    from cepcli.job import Compiled
     from cepcli.plan.pattern import Pattern
     from cepcli.render import MatchWriter
     from cepcli.runtime.matches import Match
@@ -117,19 +119,54 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
     return click.option(
         "--engine",
-        "-e",
         type=click.Choice(ENGINE_NAMES),
         default=DEFAULT_ENGINE,
         show_default=True,
-        help="The engine (see the README's table).",
+        help="tree: the lazy Tree NFA, it picks the rarest variable as it goes (the default);"
+        " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
+        " post-processing: chain, checking negations as early as possible or after a match;"
+        " eager: the classic NFA, every partial match on arrival (see the README's table).",
     )(command)
+
+
+def _query_argument(command: Callable[..., Any]) -> Callable[..., Any]:
+    """QUERY (a .sase file) or -e TEXT (shared by every command)."""
+    command = click.option(
+        "--expression",
+        "-e",
+        metavar="TEXT",
+        default=None,
+        help="The query's text instead of a QUERY file: -e 'PATTERN SEQ(A a, B b) WITHIN 5 min'.",
+    )(command)
+    return click.argument("query", required=False, type=click.Path(dir_okay=False))(command)
+
+
+def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> tuple[Compiled, InputOptions]:
+    """The query compiled, and the input options: the command line's, then the query's
+    ``FROM ... WITH (...)`` for every option the command line left at its default."""
+    from cepcli.job import compile_text, read_query, with_query_options
+
+    if query is not None and expression is not None:
+        raise click.UsageError("give a QUERY file or -e TEXT, not both")
+    if query is None and expression is None:
+        raise click.UsageError("missing QUERY: a .sase file, or the query's text with -e 'PATTERN ...'")
+    text, name = (expression, "<-e>") if expression is not None else (read_query(str(query)), str(query))
+    ctx = click.get_current_context()
+    given = {_FIELD.get(p, p) for p in kw if ctx.get_parameter_source(p) is not ParameterSource.DEFAULT}
+    inputs = with_query_options(_input(kw, check=False), text, name, given)
+    inputs.check()
+    return compile_text(text, name, inputs.unit), inputs
+
+
+# The InputOptions field each input flag sets, where the names differ.
+_FIELD = {"input_format": "format", "no_header": "header", "schema_text": "schema", "input_path": "path"}
 
 
 def _order(order: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in order.split(",")) if order else None
 
 
-def _input(kw: dict[str, Any]) -> InputOptions:
+def _input(kw: dict[str, Any], check: bool = True) -> InputOptions:
     from cepcli.sources.kinds import parse_schema
 
     columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
@@ -150,13 +187,58 @@ def _input(kw: dict[str, Any]) -> InputOptions:
         null_values=nulls,
         schema=parse_schema(kw["schema_text"]) if kw["schema_text"] else (),
     )
-    options.check()
+    if check:
+        options.check()
     return options
+
+
+# The sections of each command's --help: section -> the options in it (the rest: "Other").
+_SECTIONS = {
+    "Query": ("expression",),
+    "Input (also in the query: FROM 'file' WITH (name = value, ...))": (
+        "input_path",
+        "input_format",
+        "type_col",
+        "time_col",
+        "time_unit",
+        "time_format",
+        "null_values",
+        "schema_text",
+        "no_header",
+        "columns",
+        "sort",
+        "chunk_rows",
+        "on_bad_row",
+        "max_row_bytes",
+    ),
+    "Engine": ("engine", "order", "engines", "windows", "repeat"),
+    "Output": ("fmt", "output", "show", "stats_json", "stats_every", "json_path", "plot_path", "quiet"),
+    "Limits": ("max_matches", "max_instances", "max_subsets"),
+    "Spark": ("use_spark", "master", "partitions", "verbose"),
+}
+
+
+class _Command(click.Command):
+    """A command whose --help lists its options in sections (input, engine, output...)."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                section = next((s for s, names in _SECTIONS.items() if param.name in names), "Other")
+                records.setdefault(section, []).append(record)
+        for section in [*_SECTIONS, "Other"]:
+            if section in records:
+                with formatter.section(section):
+                    formatter.write_dl(records[section])
 
 
 class _CepGroup(click.Group):
     """Turns every ``CepError`` (and anything unexpected) into a message and an exit
     code, so that ``CliRunner`` sees what a user sees."""
+
+    command_class = _Command
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = os.environ.get("CEPCLI_DEBUG") == "1"
@@ -181,7 +263,7 @@ class _CepGroup(click.Group):
 
 
 @click.group(cls=_CepGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cepcli")
+@click.version_option(__version__, "-V", "--version", prog_name="cepcli")
 def cli() -> None:
     """cepcli: find complex event patterns (SASE+) in CSV event streams.
 
@@ -192,7 +274,7 @@ def cli() -> None:
 
 
 @cli.command("run")
-@click.argument("query", type=click.Path(dir_okay=False))
+@_query_argument
 @_input_options
 @_bad_row_option
 @_engine_options
@@ -254,7 +336,8 @@ def cli() -> None:
 @click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
-    query: str,
+    query: str | None,
+    expression: str | None,
     engine: str,
     order: str | None,
     fmt: str,
@@ -271,23 +354,26 @@ def run_command(
     quiet: bool,
     **kw: Any,
 ) -> None:
-    """Find every match of QUERY (a .sase file) in the input.
+    """Find every match of QUERY (a .sase file, or -e TEXT) in the input.
 
     \b
-    Example:
-      cepcli run patterns/stocks_seq.sase --input ticks.csv --format jsonl
+    Examples:
+      cepcli run patterns/stocks_seq.sase
+      cepcli run q.sase --input ticks.csv --format jsonl --output matches.jsonl
+      cepcli run -e "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 min" -i events.csv.gz
+      tail -f events.csv | cepcli run q.sase --input - --format jsonl
+      cepcli run q.sase --spark --output matches/ --format parquet
     """
     from rich.console import Console
 
-    from cepcli.job import Job, RunOptions, compile_file
+    from cepcli.job import Job, RunOptions
     from cepcli.render import progress_bar, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
     from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_json, written_to
 
     err = Console(stderr=True)
-    inputs = _input(kw)
+    compiled, inputs = _prepare(query, expression, kw)
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances)
-    compiled = compile_file(query, inputs.unit)
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt == "parquet" and directory is None:
         raise click.UsageError(
@@ -373,20 +459,21 @@ def run_command(
 
 
 @cli.command("check")
-@click.argument("query", type=click.Path(dir_okay=False))
+@_query_argument
 @_input_options
-def check_command(query: str, **kw: Any) -> None:
+def check_command(query: str | None, expression: str | None, **kw: Any) -> None:
     """Parse and validate QUERY; with an input, also against its columns.
 
     \b
-    Example:
-      cepcli check patterns/stocks_seq.sase --input ticks.csv
+    Examples:
+      cepcli check patterns/stocks_seq.sase
+      cepcli check q.sase --input ticks.csv
+      cepcli check -e "PATTERN SEQ(A a, B b) WITHIN 5 min"
     """
-    from cepcli.job import Job, compile_file
+    from cepcli.job import Job
     from cepcli.query.printer import print_duration
 
-    options = _input(kw)
-    compiled = compile_file(query, options.unit)
+    compiled, options = _prepare(query, expression, kw)
     pattern = compiled.pattern
     against = ""
     if options.path is not None or compiled.query.source is not None:
@@ -402,7 +489,7 @@ def check_command(query: str, **kw: Any) -> None:
 
 
 @cli.command("explain")
-@click.argument("query", type=click.Path(dir_okay=False))
+@_query_argument
 @_input_options
 @_engine_options
 @click.option(
@@ -413,7 +500,9 @@ def check_command(query: str, **kw: Any) -> None:
     show_default=True,
     help="text to read, dot for Graphviz, json as data.",
 )
-def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: Any) -> None:
+def explain_command(
+    query: str | None, expression: str | None, engine: str, order: str | None, fmt: str, **kw: Any
+) -> None:
     """Show the automaton ENGINE builds for QUERY, without running it.
 
     \b
@@ -423,10 +512,9 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
     """
 
     from cepcli.explain import to_dot, to_json, to_text
-    from cepcli.job import compile_file, explain_query
+    from cepcli.job import explain_query
 
-    options = _input(kw)
-    compiled = compile_file(query, options.unit)
+    compiled, options = _prepare(query, expression, kw)
     has_input = options.path is not None or compiled.query.source is not None
     explanation = explain_query(compiled, options if has_input else None, engine, _order(order))
     if fmt == "json":
@@ -440,7 +528,7 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
 
 
 @cli.command("bench")
-@click.argument("query", type=click.Path(dir_okay=False))
+@_query_argument
 @_input_options
 @_bad_row_option
 @click.option("--engines", default="eager,chain,tree", show_default=True, help="Engines to compare.")
@@ -463,7 +551,8 @@ def explain_command(query: str, engine: str, order: str | None, fmt: str, **kw: 
     help="Draw throughput and peak instances against the window (needs cepcli[plot]).",
 )
 def bench_command(
-    query: str,
+    query: str | None,
+    expression: str | None,
     engines: str,
     windows: str | None,
     repeat: int,
@@ -480,6 +569,7 @@ def bench_command(
     \b
     Example:
       cepcli bench patterns/stocks_seq.sase --engines eager,chain,tree --windows 5min,10min,30min
+      cepcli bench q.sase --input flights.parquet --repeat 5 --json bench.json --plot bench.png
     """
     from dataclasses import asdict
 
@@ -495,10 +585,11 @@ def bench_command(
         from cepcli.plot import require_matplotlib
 
         require_matplotlib()
+    compiled, options = _prepare(query, expression, kw)
     err = Console(stderr=True)
     with err.status("benchmarking") as status:
         result = bench(
-            query, _input(kw), names, spans, repeat, lambda label: status.update(f"running {label}")
+            compiled, options, names, spans, repeat, lambda label: status.update(f"running {label}")
         )
     for message in result.warnings:
         _warn(err, message)

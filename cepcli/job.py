@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -22,7 +22,8 @@ from cepcli.events import Schema
 from cepcli.explain import Explanation, explain
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
-from cepcli.query.checks import check_schema
+from cepcli.query.checks import check_schema, text_orderings
+from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
@@ -52,7 +53,7 @@ class Compiled:
 def read_query(path: str) -> str:
     """The text of a query file."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not part of it
     except OSError as err:
         raise UsageError(f"{path}: cannot read the query file: {err.strerror}") from None
     except UnicodeDecodeError:
@@ -68,10 +69,39 @@ def compile_file(query_path: str, time_unit: int = 10**9) -> Compiled:
     return compile_text(read_query(query_path), query_path, time_unit)
 
 
+def with_query_options(
+    options: InputOptions, text: str, name: str = "<query>", given: Collection[str] = ()
+) -> InputOptions:
+    """``options`` with the input options of the query's ``FROM ... WITH (...)`` applied,
+    except those named in ``given`` (set on the command line or in the call: they win).
+    Run before compiling: ``time_unit`` decides what a bare WITHIN number means."""
+    from cepcli.sources.kinds import parse_schema
+
+    changes: dict[str, object] = {}
+    for option in parse_query(text, name).options:
+        if option.name in given:
+            continue
+        value: object = option.value
+        if option.name == "columns":
+            value = tuple(c.strip() for c in str(value).split(","))
+        elif option.name == "null_values":
+            value = tuple(str(value).split(","))
+        elif option.name == "schema":
+            try:
+                value = parse_schema(str(value))
+            except UsageError as err:
+                message = str(err).replace("--schema", "the input option schema")
+                raise QueryError(message, option.span).located(text, name) from None
+        changes[option.name] = value
+    return replace(options, **changes) if changes else options  # type: ignore[arg-type]
+
+
 def input_path(compiled: Compiled, given: str | None) -> str:
     """``--input`` wins, then the query's FROM (relative to the query file), then stdin."""
     if given is not None:
         return given
+    if compiled.query.source == "-":
+        return "-"  # FROM '-': standard input (the query may still say how to read it)
     if compiled.query.source is not None:
         source = Path(compiled.query.source)
         return str(source if source.is_absolute() else Path(compiled.path).parent / source)
@@ -99,6 +129,11 @@ class Job:
         self.stats = stats if stats is not None else Stats()
         self.stats.every = self.run.stats_every
         self.stats.max_instances = self.run.max_instances
+        if self.run.order is not None and not engine(self.run.engine).lazy:
+            self.stats.warn(
+                f"--order is for the chain engines (chain, first-chance, post-processing);"
+                f" {self.run.engine} ignores it"
+            )
         self.started = time.perf_counter()
         if data is None:
             options = replace(options, path=input_path(compiled, options.path))
@@ -106,6 +141,7 @@ class Job:
         try:
             self.schema: Schema = self.source.schema()
             check_schema(compiled.query, self.schema)
+            self._warn_text_order(dict(options.schema))
         except QueryError as err:
             self.source.close()
             raise err.located(compiled.text, compiled.path) from None
@@ -150,12 +186,37 @@ class Job:
                 if self.run.max_matches is not None and written >= self.run.max_matches:
                     stats.extra["stopped_at_max_matches"] = True
                     break
+            else:
+                self._warn_unseen()
         finally:
             stats.report_bad_rows()  # also when stopped early, by an error or --max-matches
             stats.matches = written  # what was handed on, also when stopped early
             stats.seconds = time.perf_counter() - self.started
             stats.peak_rss_mb = peak_rss_mb()
             self.source.close()
+
+    def _warn_text_order(self, given: dict[str, object]) -> None:
+        """``a.x < b.x`` over text columns whose values are numbers compares characters
+        (``'10' < '9'``): a warning, unless --schema made them text on purpose."""
+        from cepcli.query.printer import print_expr
+
+        for compare, columns in text_orderings(self.compiled.query, self.schema):
+            numeric = [c for c in columns if c not in given and self.source.looks_numeric(c)]
+            if numeric:
+                fix = ",".join(f"{c}:float" for c in numeric)
+                self.stats.warn(
+                    f"{print_expr(compare)} compares text character by character ('10' < '9'), and"
+                    f" {', '.join(map(repr, numeric))} holds numbers written as text: give --schema {fix}"
+                    " to compare numbers"
+                )
+
+    def _warn_unseen(self) -> None:
+        """After the whole input: a type of the pattern that no row had (a typo, or the
+        wrong --type-col) gets a warning rather than a silent zero."""
+        column = self.source.options.type_col
+        for name, alike in self.prefilter.unseen():
+            hint = f"; it has {', '.join(map(repr, alike))} (types are case-sensitive)" if alike else ""
+            self.stats.warn(f"no row of the input has the type {name!r} (column {column!r}){hint}")
 
     def close(self) -> None:
         self.source.close()

@@ -118,16 +118,16 @@ def test_every_engine_fails_and_skips_alike(tmp_path: Path, engine: str) -> None
     lines[6:6] = ["4,C"]  # row 6: too few
     lines.append("2,C,99")  # row 11: back in time
     bad = [1, 6, 11]
-    fail = _run(tmp_path, lines, "-q", "-e", engine)
+    fail = _run(tmp_path, lines, "-q", "--engine", engine)
     assert fail.exit_code == 1
     assert "row 1: 4 fields where 3 are expected" in fail.stderr
     assert len(fail.stderr.strip().splitlines()) == 1
     assert fail.stdout == ""  # nothing before row 1 completes a match
     stats = tmp_path / "stats.json"
-    skip = _run(tmp_path, lines, "-e", engine, "--on-bad-row", "skip", "--stats-json", str(stats))
+    skip = _run(tmp_path, lines, "--engine", engine, "--on-bad-row", "skip", "--stats-json", str(stats))
     assert skip.exit_code == 0, skip.stderr
     kept = [i for i in range(len(lines)) if i not in bad]
-    clean = _run(tmp_path, [lines[i] for i in kept], "-q", "-e", engine, name="clean.csv")
+    clean = _run(tmp_path, [lines[i] for i in kept], "-q", "--engine", engine, name="clean.csv")
     assert _matches(skip.stdout) == _matches(clean.stdout, kept) != set()
     assert json.loads(stats.read_text())["bad_rows"] == 3
     warnings = [line for line in skip.stderr.splitlines() if line.startswith("warning:")]
@@ -138,7 +138,7 @@ def test_every_engine_fails_and_skips_alike(tmp_path: Path, engine: str) -> None
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
 def test_fail_writes_the_matches_before_the_bad_row_in_its_chunk(tmp_path: Path, engine: str) -> None:
     """The bad row is in the first chunk: the rows before it are still evaluated."""
-    result = _run(tmp_path, _with_bad("too-many-fields"), "-q", "-e", engine, "--chunk-rows", "100")
+    result = _run(tmp_path, _with_bad("too-many-fields"), "-q", "--engine", engine, "--chunk-rows", "100")
     assert result.exit_code == 1
     assert f"row {BAD_AT}: 4 fields" in result.stderr
     assert _matches(result.stdout) == {(0, 1, 2)}

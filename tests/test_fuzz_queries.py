@@ -270,7 +270,7 @@ def test_nesting_just_under_the_limit_runs(shape: str, tmp_path: Path) -> None:
     (tmp_path / "q.sase").write_text(text)
     (tmp_path / "e.csv").write_text("ts,type,x\n0,A,1\n1,B,2\n2,C,3\n3,B,4\n")
     for name in ENGINES:
-        args = ["run", str(tmp_path / "q.sase"), "-i", str(tmp_path / "e.csv"), "-e", name, "-q"]
+        args = ["run", str(tmp_path / "q.sase"), "-i", str(tmp_path / "e.csv"), "--engine", name, "-q"]
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, (name, result.output)
 

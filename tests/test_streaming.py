@@ -48,7 +48,13 @@ def _finish(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
 
 
 @pytest.mark.parametrize(
-    "engine", [["-e", "tree"], ["-e", "eager"], ["-e", "chain", "--order", "b,a"], ["-e", "chain"]]
+    "engine",
+    [
+        ["--engine", "tree"],
+        ["--engine", "eager"],
+        ["--engine", "chain", "--order", "b,a"],
+        ["--engine", "chain"],
+    ],
 )
 def test_a_match_is_written_before_the_pipe_closes(tmp_path: Path, engine: list[str]) -> None:
     """The writer sends two rows half a second apart and keeps the pipe open: the match of

@@ -261,6 +261,16 @@ UNIT_ALIASES: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class InputOption:
+    """``name = value`` in ``FROM 'path' WITH (...)``: how to read the input (a command-line
+    flag of the same name overrides it). ``name`` is in snake case (``type_col``)."""
+
+    name: str
+    value: str | int | bool
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Query:
     structure: Structure
     window: Duration
@@ -268,6 +278,7 @@ class Query:
     strategy: str = "skip_till_any_match"
     source: str | None = None  # FROM 'path', as written
     span: Span = _span()
+    options: tuple[InputOption, ...] = ()  # FROM ... WITH (name = value, ...)
 
 
 def iter_structure(node: Structure) -> list[Prim | Kleene | Neg]:

@@ -112,6 +112,22 @@ def check_schema(query: a.Query, schema: Schema) -> None:
             _check_known(node, schema, _NUMBER)
 
 
+def text_orderings(query: a.Query, schema: Schema) -> list[tuple[a.Compare, list[str]]]:
+    """The comparisons ``<``, ``<=``, ``>``, ``>=`` of text with text (character by
+    character: ``'10' < '9'``), each with the text columns it reads."""
+    out = []
+    for node in a.iter_expr(query.where) if query.where is not None else []:
+        if (
+            isinstance(node, a.Compare)
+            and node.op in ("<", "<=", ">", ">=")
+            and _kind_of(node.left, schema) == _TEXT
+            and _kind_of(node.right, schema) == _TEXT
+        ):
+            columns = [n.attr for n in (node.left, node.right) if isinstance(n, a.Attr)]
+            out.append((node, list(dict.fromkeys(columns))))
+    return out
+
+
 def _text_column(column: str | None, schema: Schema) -> bool:
     return column is not None and schema.kind(column) is Kind.STR
 

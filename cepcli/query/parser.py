@@ -20,12 +20,32 @@ from lark.tree import Meta
 
 from cepcli.errors import QueryError, Span
 from cepcli.query import ast as a
+from cepcli.sources.options import FORMATS, ON_BAD_ROW, TIME_UNITS
+
+# The input options a query may carry in ``FROM 'path' WITH (name = value, ...)``, and
+# the value each takes: text, a whole number >= 1, true/false, or one of a few words.
+INPUT_OPTIONS: dict[str, type | tuple[str, ...]] = {
+    "format": FORMATS,
+    "type_col": str,
+    "time_col": str,
+    "time_unit": TIME_UNITS,
+    "time_format": str,
+    "null_values": str,
+    "schema": str,
+    "header": bool,
+    "columns": str,
+    "sort": bool,
+    "chunk_rows": int,
+    "on_bad_row": ON_BAD_ROW,
+    "max_row_bytes": int,
+}
 
 _TOKEN_NAMES = {
     "_PATTERN": "PATTERN",
     "_WITHIN": "WITHIN",
     "_WHERE": "WHERE",
     "_FROM": "FROM",
+    "_WITH": "WITH",
     "_SEQ": "SEQ",
     "_AND": "AND",
     "_OR": "OR",
@@ -212,6 +232,24 @@ def _shown(tok: Token) -> str:
     return text if len(text) <= 20 else text[:12] + "..."
 
 
+def _option_value(name: str, value: Token | bool, span: Span) -> str | int | bool:
+    """The value of input option ``name``, checked against the kind it takes."""
+    kind = INPUT_OPTIONS[name]
+    if isinstance(value, bool):
+        if kind is bool:
+            return value
+    elif value.type == "NUMBER":
+        if kind is int and str(value).isdigit() and len(str(value)) <= 18 and int(str(value)) >= 1:
+            return int(str(value))
+    else:
+        text = _unquote(value) if value.type == "STRING" else str(value)
+        if kind is str or (isinstance(kind, tuple) and text in kind):
+            return text
+    takes = {str: "text ('...')", int: "a whole number >= 1", bool: "true or false"}
+    wanted = takes[kind] if isinstance(kind, type) else "one of " + ", ".join(kind)
+    raise QueryError(f"the input option {name} takes {wanted}", span)
+
+
 def _number(text: str) -> int | float:
     value = float(text)
     if value.is_integer() and not any(c in text for c in ".eE"):
@@ -224,14 +262,14 @@ class _ToAst(Transformer[Token, Any]):
     """One method per grammar rule, each returning an AST dataclass."""
 
     def start(self, meta: Meta, *parts: Any) -> a.Query:
-        source = None
+        source, options = None, ()
         where: tuple[str, a.Expr | None] = ("skip_till_any_match", None)
         structure: a.Structure | None = None
         window: a.Duration | None = None
         for part in parts:
             match part:
-                case ("from", str(path)):
-                    source = path
+                case ("from", str(path), tuple(given)):
+                    source, options = path, given
                 case ("where", strategy, cond):
                     where = (strategy, cond)
                 case a.Duration():
@@ -246,10 +284,32 @@ class _ToAst(Transformer[Token, Any]):
             where[0],
             source,
             _span(meta),
+            options,
         )
 
-    def from_clause(self, meta: Meta, path: Token) -> tuple[str, str]:
-        return ("from", _unquote(path))
+    def from_clause(
+        self, meta: Meta, path: Token, *options: a.InputOption
+    ) -> tuple[str, str, tuple[a.InputOption, ...]]:
+        seen: set[str] = set()
+        for option in options:
+            if option.name in seen:
+                raise QueryError(f"the input option {option.name} is given twice", option.span)
+            seen.add(option.name)
+        return ("from", _unquote(path), options)
+
+    def input_option(self, meta: Meta, key: Token, value: Token | bool) -> a.InputOption:
+        name = (_unquote(key) if key.type == "STRING" else str(key)).lower().replace("-", "_")
+        span = _span(meta)
+        if name not in INPUT_OPTIONS:
+            known = ", ".join(INPUT_OPTIONS)
+            raise QueryError(f"unknown input option {str(key)!r} (known: {known})", _tok_span(key))
+        return a.InputOption(name, _option_value(name, value, span), span)
+
+    def option_true(self, meta: Meta) -> bool:
+        return True
+
+    def option_false(self, meta: Meta) -> bool:
+        return False
 
     def seq(self, meta: Meta, *items: a.Structure) -> a.Seq:
         return a.Seq(tuple(items), _span(meta))

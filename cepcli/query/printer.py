@@ -10,12 +10,19 @@ _PRECEDENCE = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/
 def print_query(query: a.Query) -> str:
     lines = []
     if query.source is not None:
-        lines.append(f"FROM {_quote(query.source)}")
+        lines.append(f"FROM {_quote(query.source)}{_with(query.options)}")
     lines.append(f"PATTERN {print_structure(query.structure)}")
     if query.where is not None:
         lines.append(f"WHERE {print_expr(query.where)}")
     lines.append(f"WITHIN {print_duration(query.window)}")
     return "\n".join(lines) + "\n"
+
+
+def _with(options: tuple[a.InputOption, ...]) -> str:
+    def value(v: str | int | bool) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v) if isinstance(v, int) else _quote(v)
+
+    return f" WITH ({', '.join(f'{o.name} = {value(o.value)}' for o in options)})" if options else ""
 
 
 def print_structure(node: a.Structure) -> str:

@@ -18,7 +18,7 @@ answer on every value; ``tests/test_prefilter.py`` checks it on random values.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,10 @@ class Prefilter:
     schema: Schema
     types: pa.Array  # the pattern's types, once each
     type_codes: dict[str, int]  # a type -> its position in ``types``
+    # What the input held so far, for the warning about a type it never holds: per type of
+    # ``types``, whether a row had it; and a few of the input's other types (for a hint).
+    seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    others: set[str] = field(default_factory=set)
 
     def _codes(self, types: pa.Array) -> np.ndarray:
         """Per row, the position of its type among the pattern's (-1: none): one hash
@@ -77,8 +81,29 @@ class Prefilter:
         )
         names = list(dict.fromkeys(f.type for f in filters))
         return cls(
-            tuple(filters), columns, schema, pa.array(names, pa.string()), {t: i for i, t in enumerate(names)}
+            tuple(filters),
+            columns,
+            schema,
+            pa.array(names, pa.string()),
+            {t: i for i, t in enumerate(names)},
+            np.zeros(len(names), dtype=bool),
         )
+
+    def unseen(self) -> list[tuple[str, list[str]]]:
+        """The pattern's types no row has had so far, each with the input's types that
+        differ from it only in case (``UA`` for ``ua``)."""
+        out = []
+        for code in np.flatnonzero(~self.seen):
+            name = str(self.types[int(code)])
+            out.append((name, sorted(t for t in self.others if t.lower() == name.lower())))
+        return out
+
+    def _see(self, types: pa.Array, codes: np.ndarray) -> None:
+        if self.seen.all():
+            return
+        self.seen[np.unique(codes[codes >= 0])] = True
+        if not self.seen.all() and len(self.others) < 10_000:
+            self.others.update(str(t) for t in pc.unique(types[:65_536]).to_pylist() if t is not None)
 
     def masks(
         self,
@@ -94,6 +119,7 @@ class Prefilter:
         evaluations = 0
         frame = _Frame(columns, ts, self.schema)
         codes = self._codes(types)
+        self._see(types, codes)
         for f in self.variables:
             hit = codes == self.type_codes[f.type]
             for cond, compiled in zip(f.conditions, f.compiled, strict=True):

@@ -1,0 +1,175 @@
+"""What a new user meets first (README "Running", "Help"): warnings instead of silent
+zeros, the help in sections with the engines described, ``-V``, shell completion."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import cepcli
+from cepcli.cli import cli
+
+ROWS = "type,ts,x\nUA,1,10\nB6,2,9\nUA,3,1\nB6,4,20\n"
+CLI = str(Path(sys.executable).with_name("cepcli"))
+
+
+def _cli(*args: str) -> Result:
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+    return result
+
+
+@pytest.fixture()
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "e.csv"
+    path.write_text(ROWS)
+    return path
+
+
+def _warnings(result: Result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+
+
+# --- a type the input never holds ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["eager", "chain", "first-chance", "post-processing", "tree"])
+def test_a_type_the_input_never_has_is_a_warning_with_a_hint(data: Path, engine: str) -> None:
+    result = _cli("run", "-e", "PATTERN SEQ(ua a, B6 b) WITHIN 5", "-i", str(data), "--engine", engine)
+    assert result.exit_code == 0, result.output
+    assert "0 matches" in result.stdout
+    assert _warnings(result) == [
+        "warning: no row of the input has the type 'ua' (column 'type'); it has 'UA'"
+        " (types are case-sensitive)"
+    ]
+
+
+def test_no_type_warning_when_every_type_occurs_or_the_run_stops_early(data: Path) -> None:
+    ok = _cli("run", "-e", "PATTERN SEQ(UA a, B6 b) WITHIN 5", "-i", str(data), "-q")
+    assert ok.exit_code == 0 and _warnings(ok) == [], ok.output
+    missing = _cli("run", "-e", "PATTERN SEQ(UA a, B6 b, NOT(XX n)) WITHIN 5", "-i", str(data), "-q")
+    assert _warnings(missing) == ["warning: no row of the input has the type 'XX' (column 'type')"]
+    # Stopped by --max-matches, the input was not read to the end: "never" is not known.
+    early = _cli(
+        "run",
+        "-e",
+        "PATTERN SEQ(UA a, B6 b, NOT(XX n)) WITHIN 5",
+        "-i",
+        str(data),
+        "-q",
+        "--max-matches",
+        "1",
+    )
+    assert not any("type 'XX'" in w for w in _warnings(early)), early.output
+
+
+def test_the_python_api_has_the_type_warning_in_its_stats(data: Path) -> None:
+    found = cepcli.find("PATTERN SEQ(UA a, b6 b) WITHIN 5", data)
+    assert list(found) == []
+    assert found.stats.warnings == [
+        "no row of the input has the type 'b6' (column 'type'); it has 'B6' (types are case-sensitive)"
+    ]
+
+
+# --- --order given to an engine that does not use one ---------------------------------------
+
+
+@pytest.mark.parametrize(("engine", "warned"), [("tree", True), ("eager", True), ("chain", False)])
+def test_order_for_an_engine_that_ignores_it(data: Path, engine: str, warned: bool) -> None:
+    query = "PATTERN SEQ(UA a, B6 b) WITHIN 5"
+    result = _cli("run", "-e", query, "-i", str(data), "-q", "--engine", engine, "--order", "b,a")
+    assert result.exit_code == 0, result.output
+    expected = [
+        "warning: --order is for the chain engines (chain, first-chance, post-processing);"
+        f" {engine} ignores it"
+    ]
+    assert _warnings(result) == (expected if warned else [])
+
+
+# --- text compared with < whose values are numbers ------------------------------------------
+
+
+def test_text_ordering_of_numbers_is_a_warning(tmp_path: Path) -> None:
+    events = tmp_path / "e.jsonl"  # JSON strings: the column is text
+    events.write_text('{"type":"A","ts":1,"x":"10"}\n{"type":"B","ts":2,"x":"9"}\n')
+    query = [
+        "-e",
+        "PATTERN SEQ(A a, B b) WHERE a.x > b.x WITHIN 5",
+        "-i",
+        str(events),
+        "--format",
+        "jsonl",
+        "-q",
+    ]
+    text = _cli("run", *query)
+    assert text.stdout == ""  # '10' > '9' is false, character by character
+    assert _warnings(text) == [
+        "warning: a.x > b.x compares text character by character ('10' < '9'), and 'x' holds numbers"
+        " written as text: give --schema x:float to compare numbers"
+    ]
+    fixed = _cli("run", *query, "--schema", "x:float")
+    assert [json.loads(line)["a"]["x"] for line in fixed.stdout.splitlines()] == [10.0]
+    assert _warnings(fixed) == []
+    chosen = _cli("run", *query, "--schema", "x:str")  # text on purpose: no warning
+    assert chosen.exit_code == 0 and _warnings(chosen) == []
+
+
+def test_text_ordering_of_words_is_not_warned(tmp_path: Path) -> None:
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,name\nA,1,bob\nB,2,alice\n")
+    result = _cli(
+        "run", "-e", "PATTERN SEQ(A a, B b) WHERE a.name > b.name WITHIN 5", "-i", str(events), "-q"
+    )
+    assert result.exit_code == 0 and _warnings(result) == [], result.output
+
+
+# --- help, version, completion ----------------------------------------------------------------
+
+
+def test_run_help_is_in_sections_with_the_engines_described() -> None:
+    result = _cli("run", "--help")
+    assert result.exit_code == 0
+    sections = [line for line in result.output.splitlines() if line and not line[0].isspace()]
+    assert sections[1:] == [
+        "Query:",
+        "Input (also in the query: FROM 'file' WITH (name = value, ...)):",
+        "Engine:",
+        "Output:",
+        "Limits:",
+        "Spark:",
+        "Other:",
+    ], sections
+    engine_help = " ".join(result.output.split("Engine:")[1].split("Output:")[0].split())
+    for name in ("tree:", "chain:", "first-chance", "post-processing", "eager:"):
+        assert name in engine_help
+    assert "Examples:" in result.output and "cepcli run -e" in result.output
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version(flag: str) -> None:
+    result = _cli(flag)
+    assert result.exit_code == 0 and result.output == f"cepcli, version {cepcli.__version__}\n"
+
+
+def test_shell_completion_completes_engines() -> None:
+    env = {
+        **os.environ,
+        "_CEPCLI_COMPLETE": "bash_complete",
+        "COMP_WORDS": "cepcli run --engine ",
+        "COMP_CWORD": "3",
+    }
+    done = subprocess.run([CLI], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert {line.split(",")[1] for line in done.stdout.splitlines()} == {
+        "tree",
+        "chain",
+        "first-chance",
+        "post-processing",
+        "eager",
+    }
