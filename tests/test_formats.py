@@ -477,3 +477,22 @@ def test_column_without_a_value_in_every_format(tmp_path: Path) -> None:
                 if (numeric and fmt in ("csv", "jsonl")) != unknown or (not unknown and plain != want):
                     wrong.append(f"{fmt} ({engine}) {query!r} without --schema: {plain}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        '{"type":"A","ts":1,"x":1,"x":2}',  # a key twice: pyarrow refuses the block, Python's json reads it
+        '{"type":"A","ts":1,"x":2}\nnot json',  # a bad line in the first block (skipped)
+    ],
+)
+def test_jsonl_block_read_as_text_keeps_the_sample_kinds(first_line: str, tmp_path: Path) -> None:
+    """When pyarrow refuses the first block of a JSON-lines file, its values are read as exact
+    text; the columns keep the kinds of the file's sample (numbers compare and print as numbers)."""
+    data = tmp_path / "e.jsonl"
+    data.write_text(first_line + '\n{"type":"B","ts":2,"x":10}\n')
+    query = ["-e", "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", "-i", str(data), "--format", "jsonl"]
+    result = _invoke(["run", *query, "-q", "--on-bad-row", "skip"])
+    assert result.exit_code == 0, result.output
+    match = json.loads(result.stdout)  # 2 < 10 as numbers ('2' > '10' as text)
+    assert (match["a"]["ts"], match["a"]["x"], match["b"]["x"]) == (1, 2, 10)

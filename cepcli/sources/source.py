@@ -124,8 +124,9 @@ class Source:
                 kinds.append(Kind.STR)
             elif reader.text:
                 kinds.append(infer_kind(values, nulls))
-            else:
-                kinds.append(kind_of_type(values.type))
+            else:  # the reader's types (JSON lines: its sample's, also if its first block was read as text)
+                declared = getattr(reader, "schema", None)
+                kinds.append(kind_of_type(declared.field(name).type if declared is not None else values.type))
         time_values = sample[columns.index(options.time_col)]
         spec = decide(time_values, nulls, options.unit, options.time_format)
         if (
