@@ -96,3 +96,28 @@ def test_sigterm_never_cuts_the_last_line_of_the_output_file(tmp_path: Path) -> 
         text = out.read_text()
         assert text.endswith("\n") and len(text) > 20_000
         assert all(json.loads(line)["b"]["type"] == "B" for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
+)
+def test_a_signal_before_the_first_row_still_says_so(tmp_path: Path, signum: int, code: int) -> None:
+    """A pipe with no row yet (cepcli waits for the header): the same message and code."""
+    query = tmp_path / "q.sase"
+    query.write_text("PATTERN SEQ(A a, B b) WITHIN 5\n")
+    run = subprocess.Popen(
+        [str(CEPCLI), "run", str(query), "-q"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(4.0)  # started (about 1 s here) and blocked on standard input
+        run.send_signal(signum)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == code
+    assert err == "interrupted: the matches written so far are complete\n", err
+    assert out == ""
