@@ -295,6 +295,13 @@ def cli() -> None:
     " by the executors).",
 )
 @click.option(
+    "--show",
+    default=None,
+    metavar="COL,...",
+    help="The columns the table shows for each event, beside its row and time [default: those"
+    " the WHERE clause reads of its variable, and the [attr] columns].",
+)
+@click.option(
     "--stats-json",
     type=click.Path(dir_okay=False, writable=True),
     default=None,
@@ -342,6 +349,7 @@ def run_command(
     order: str | None,
     fmt: str,
     output: str | None,
+    show: str | None,
     stats_json: str | None,
     max_matches: int | None,
     stats_every: int | None,
@@ -367,7 +375,7 @@ def run_command(
     from rich.console import Console
 
     from cepcli.job import Job, RunOptions
-    from cepcli.render import progress_bar, stats_panel, writer_for
+    from cepcli.render import progress_bar, shown_columns, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
     from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_json, written_to
 
@@ -386,13 +394,24 @@ def run_command(
     check_outputs(output if to_file else None, directory, stats_json)
     stream = open(output, "w", encoding="utf-8", newline="") if to_file else sys.stdout  # type: ignore[arg-type]  # noqa: SIM115
     name = output if output is not None and to_file else "<stdout>"
-    out_console = _out(file=stream, soft_wrap=False)
+    # a table in a file or a pipe is as wide as it needs to be (a terminal: the terminal's width)
+    out_console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
     writers: list[MatchWriter] = []
     lines = WholeLines()
     good = [0]  # the output file's bytes up to its last complete match
 
     def start(schema: Schema, pattern: Pattern) -> Callable[[Match], None]:
-        writers.append(writer_for(fmt, stream, out_console, schema, pattern))
+        columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
+        writers.append(
+            writer_for(
+                fmt,
+                stream,
+                out_console,
+                schema,
+                pattern,
+                shown_columns(pattern, compiled.query, schema, columns),
+            )
+        )
         write = writers[0].write
 
         def whole(match: Match) -> None:
@@ -418,9 +437,10 @@ def run_command(
             else:
                 job = Job(compiled, inputs, options, stats=live)
                 total = job.source.progress()[1]
-                show_progress = not quiet and err.is_terminal and total is not None
+                show_progress = not quiet and err.is_terminal
                 on_match = start(job.schema, job.pattern)
-                with progress_bar(err, total, show_progress) as advance:
+                matches = writers[0]
+                with progress_bar(err, total, show_progress, live, lambda: matches.written) as advance:
                     job.source.on_chunk = lambda source: advance(source.progress()[0])
                     for match in job.matches():
                         on_match(match)

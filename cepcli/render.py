@@ -5,19 +5,31 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 from rich.console import Console
 from rich.panel import Panel
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from cepcli.bench import BenchResult
-from cepcli.events import Event, Schema, events_of
+from cepcli.errors import UsageError
+from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.output import cell_text, event_object, flat_columns, flat_row, ordered, variables
 from cepcli.plan.pattern import Pattern
+from cepcli.query import ast as a
 from cepcli.runtime.matches import Binding, Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.times import iso_text
@@ -88,10 +100,19 @@ class CsvWriter:
 
 
 class TableWriter:
-    """A rich table of the first matches and the total, printed at the end."""
+    """A rich table of the first matches and the total, printed at the end. Each event
+    shows its row, its time and ``show[variable]``: the columns to show beside them."""
 
-    def __init__(self, console: Console, schema: Schema, pattern: Pattern, rows: int = TABLE_ROWS) -> None:
+    def __init__(
+        self,
+        console: Console,
+        schema: Schema,
+        pattern: Pattern,
+        show: Mapping[str, Sequence[str]] | None = None,
+        rows: int = TABLE_ROWS,
+    ) -> None:
         self.console, self.schema, self.names = console, schema, variables(pattern)
+        self.show = {name: [schema.index(c) for c in (show or {}).get(name, ())] for name in self.names}
         self.rows = rows
         self.first: list[Match] = []
         self.total = 0
@@ -110,31 +131,70 @@ class TableWriter:
             table.add_column(name)
         for n, match in enumerate(self.first, 1):
             bound = dict(match.bindings)
-            table.add_row(str(n), *(self._cell(bound.get(name)) for name in self.names))
+            table.add_row(str(n), *(self._cell(name, bound.get(name)) for name in self.names))
         if self.first:
             self.console.print(table)
         shown = f" (first {len(self.first)} shown)" if self.total > len(self.first) else ""
         self.console.print(f"{self.total} matches{shown}")
 
-    def _cell(self, binding: Binding | None) -> str:
-        return "\n".join(f"row {e.row}  {_time_text(e, self.schema)}" for e in events_of(binding))
+    def _cell(self, name: str, binding: Binding | None) -> str:
+        lines = []
+        for e in events_of(binding):
+            shown = "  ".join(
+                f"{self.schema.columns[i]}={cell_text(e.values[i], self.schema.kinds[i]) or '-'}"
+                for i in self.show[name]
+            )
+            lines.append(f"row {e.row}  {_time_text(e, self.schema)}" + (f"  {shown}" if shown else ""))
+        return "\n".join(lines)
 
 
 def _time_text(event: Event, schema: Schema) -> str:
-    value = event.values[schema.index(schema.time_col)]
-    return (
-        cell_text(value, schema.kinds[schema.index(schema.time_col)])
-        if value is not None
-        else iso_text(event.ts)
-    )
+    """A number as written; any other time (text dates, native timestamps) as ISO-8601 UTC."""
+    at = schema.index(schema.time_col)
+    value = event.values[at]
+    if isinstance(value, int | float) or (
+        isinstance(value, str) and schema.kinds[at] in (Kind.INT, Kind.FLOAT)
+    ):
+        return cell_text(value, schema.kinds[at])
+    return iso_text(event.ts)
 
 
-def writer_for(fmt: str, stream: IO[str], console: Console, schema: Schema, pattern: Pattern) -> MatchWriter:
+def shown_columns(
+    pattern: Pattern, query: a.Query, schema: Schema, show: Sequence[str] | None
+) -> dict[str, list[str]]:
+    """The columns the table shows for each variable: ``show`` (``--show``) for every one;
+    by default those the WHERE clause reads of it, and the ``[attr]`` columns."""
+    names = variables(pattern)
+    if show is not None:
+        unknown = [c for c in show if c not in schema.columns]
+        if unknown:
+            raise UsageError(f"--show names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})")
+        return {name: list(show) for name in names}
+    out: dict[str, list[str]] = {name: [] for name in names}
+    hidden = {schema.type_col, schema.time_col}
+    for node in a.iter_expr(query.where) if query.where is not None else []:
+        match node:
+            case a.Attr(var, attr) | a.Agg(_, var, str(attr)) if var in out and attr not in hidden:
+                out[var].append(attr)
+            case a.Equiv(attr) if attr not in hidden:
+                for columns in out.values():
+                    columns.append(attr)
+    return {name: list(dict.fromkeys(columns)) for name, columns in out.items()}
+
+
+def writer_for(
+    fmt: str,
+    stream: IO[str],
+    console: Console,
+    schema: Schema,
+    pattern: Pattern,
+    show: Mapping[str, Sequence[str]] | None = None,
+) -> MatchWriter:
     if fmt == "jsonl":
         return JsonlWriter(stream, schema, pattern)
     if fmt == "csv":
         return CsvWriter(stream, schema, pattern)
-    return TableWriter(console, schema, pattern)
+    return TableWriter(console, schema, pattern, show)
 
 
 def stats_panel(stats: Stats) -> Panel:
@@ -167,23 +227,51 @@ def _order_note(stats: Stats) -> str:
     return f" ({source})" if source and stats.engine != "eager" else ""
 
 
+class _Counts(ProgressColumn):
+    """The rows read, the events evaluated and the matches so far, read from the live
+    counters each time rich redraws the bar (ten times a second): the run never pays for an
+    update per event or per match."""
+
+    def __init__(self, stats: Stats, matches: Callable[[], int]) -> None:
+        super().__init__()
+        self.stats, self.matches = stats, matches
+
+    def render(self, task: Task) -> Text:
+        reading = task.description == "reading"
+        counted = (
+            f"{self.stats.events:,} rows" if reading else f"{self.stats.relevant_events:,} events evaluated"
+        )
+        return Text(f"{counted}  {self.matches():,} matches", style="progress.download")
+
+
 @contextmanager
-def progress_bar(console: Console, total: int | None, enabled: bool) -> Iterator[Any]:
-    """A bytes-read progress bar on standard error, or a no-op updater."""
-    if not enabled or not total:
+def progress_bar(
+    console: Console, total: int | None, enabled: bool, stats: Stats, matches: Callable[[], int]
+) -> Iterator[Callable[[int], None]]:
+    """Progress on standard error, or a no-op updater. With a known size (a file): a bar of
+    the bytes read, then "matching" once the input is read (with --sort, or while the last
+    events are evaluated); without (a pipe): the rows read so far. The counts of rows, events
+    evaluated and matches are live in both."""
+    if not enabled:
         yield lambda done: None
         return
+    sized = [BarColumn(), DownloadColumn(), TimeRemainingColumn()] if total else [SpinnerColumn()]
     progress = Progress(
-        TextColumn("[bold]reading"),
-        BarColumn(),
-        DownloadColumn(),
-        TimeRemainingColumn(),
+        TextColumn("[bold]{task.description}"),
+        *sized,
+        _Counts(stats, matches),
         console=console,
         transient=True,
     )
     with progress:
-        task = progress.add_task("read", total=total)
-        yield lambda done: progress.update(task, completed=done)
+        task = progress.add_task("reading", total=total or None)
+
+        def advance(done: int) -> None:
+            progress.update(
+                task, completed=done, description="matching" if total and done >= total else "reading"
+            )
+
+        yield advance
 
 
 def bench_table(result: BenchResult) -> Table:

@@ -3,17 +3,23 @@ zeros, the help in sections with the engines described, ``-V``, shell completion
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from rich.console import Console
 
 import cepcli
 from cepcli.cli import cli
+from cepcli.render import progress_bar
+from cepcli.runtime.stats import Stats
 
 ROWS = "type,ts,x\nUA,1,10\nB6,2,9\nUA,3,1\nB6,4,20\n"
 CLI = str(Path(sys.executable).with_name("cepcli"))
@@ -173,3 +179,81 @@ def test_shell_completion_completes_engines() -> None:
         "post-processing",
         "eager",
     }
+
+
+# --- the table shows what matched -------------------------------------------------------------
+
+
+def _table_lines(result: Result) -> list[str]:
+    return [line for line in result.stdout.splitlines() if line.startswith("│")]
+
+
+def test_the_table_shows_the_columns_the_conditions_read_unwrapped() -> None:
+    result = _cli("run", "patterns/stocks_seq.sase", "-q")  # WHERE a.price > 185 AND c.volume > 1000
+    assert result.exit_code == 0, result.output
+    first = _table_lines(result)[0]
+    cells = [c.strip() for c in first.strip("│").split("│")]
+    assert cells == [
+        "1",
+        "row 2119  2024-03-04T10:52:47Z  price=190.91",
+        "row 2203  2024-03-04T10:55:37Z",
+        "row 2273  2024-03-04T10:58:19Z  volume=2571",
+    ]
+    assert len(first) > 80  # a table in a file or a pipe is not cut at 80 columns
+
+
+def test_show_chooses_the_columns_and_names_a_wrong_one() -> None:
+    result = _cli("run", "patterns/stocks_seq.sase", "-q", "--show", "price,exchange")
+    cells = [c.strip() for c in _table_lines(result)[0].strip("│").split("│")]
+    assert cells[1:] == [
+        "row 2119  2024-03-04T10:52:47Z  price=190.91  exchange=NASDAQ",
+        "row 2203  2024-03-04T10:55:37Z  price=114.0  exchange=NYSE",
+        "row 2273  2024-03-04T10:58:19Z  price=847.91  exchange=ARCA",
+    ]
+    wrong = _cli("run", "patterns/stocks_seq.sase", "-q", "--show", "pricey")
+    assert wrong.exit_code == 2
+    assert "--show names no column 'pricey' (columns: ts, type, price, volume, exchange)" in wrong.output
+
+
+def test_the_table_shows_equivalence_columns_and_kleene_elements() -> None:
+    # SEQ(SMOKE s, TEMP+ t[]) WHERE [room] AND s.value > 300 AND t[i].value > 50 ...
+    result = _cli("run", "patterns/sensors_kleene.sase", "-q")
+    lines = _table_lines(result)
+    assert "row 1085  954.597  room=kitchen  value=653.0" in lines[0]  # numeric times as written
+    assert "row 1131  990.044  room=kitchen  value=64.0" in lines[0]
+
+
+def test_the_table_shows_text_dates_as_iso(tmp_path: Path) -> None:
+    data = tmp_path / "e.csv"
+    data.write_text("type,ts\nA,20240304 1052\nB,20240304 1053\n")
+    args = ["-e", "PATTERN SEQ(A a, B b) WITHIN 5 min", "-i", str(data), "--time-format", "%Y%m%d %H%M", "-q"]
+    result = _cli("run", *args)
+    cells = [c.strip() for c in _table_lines(result)[0].strip("│").split("│")]
+    assert cells == ["1", "row 0  2024-03-04T10:52:00Z", "row 1  2024-03-04T10:53:00Z"]
+
+
+# --- progress ---------------------------------------------------------------------------------
+
+
+def _drawn(total: int | None, steps: list[tuple[int, int, int, int]]) -> str:
+    """What the progress shows on a terminal after each (bytes read, rows, events, matches)."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=150)
+    stats, matches = Stats(), [0]
+    with progress_bar(console, total, True, stats, lambda: matches[0]) as advance:
+        for done, rows, events, found in steps:
+            stats.events, stats.relevant_events, matches[0] = rows, events, found
+            advance(done)
+            time.sleep(0.25)  # rich redraws ten times a second
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.getvalue())
+
+
+def test_progress_shows_reading_then_matching_with_live_counts() -> None:
+    drawn = _drawn(2_000, [(1_000, 500, 40, 3), (2_000, 1_000, 70, 9)])
+    assert "reading" in drawn and "500 rows  3 matches" in drawn
+    assert "matching" in drawn and "70 events evaluated  9 matches" in drawn
+
+
+def test_progress_on_a_pipe_counts_rows_and_matches() -> None:
+    drawn = _drawn(None, [(10, 1_234, 99, 5)])
+    assert "reading" in drawn and "1,234 rows  5 matches" in drawn
