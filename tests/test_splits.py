@@ -188,3 +188,13 @@ def test_the_time_order_is_chained_across_parts(tmp_path: Path, seed: int, skip:
     assert (first_bad[0] if first_bad else None) == (want_bad[0] if want_bad else None)
     if first_bad is not None and want_bad is not None:
         assert first_bad[1] == want_bad[1]
+
+
+def test_shard_bounds_are_weighted_quantiles_of_the_split_samples() -> None:
+    from cepcli.spark import quantiles
+
+    assert quantiles([(list(range(1000)), 1000)], 4) == (249, 499, 749)
+    # A split of 3 relevant rows and one of 300: the busy split's times hold the cut.
+    assert quantiles([([1, 2, 3], 3), ([10, 11, 12, 13], 300)], 2) == (11,)
+    assert quantiles([([], 0), ([5], 1)], 3) == (5,)  # fewer distinct times than shards
+    assert quantiles([], 4) == ()

@@ -122,7 +122,18 @@ def run_spark(
                     write(match)
 
             _evaluate(
-                spark_session, compiled, reading, options, spark, data, cut, order, stats, on_match, lap
+                spark_session,
+                compiled,
+                reading,
+                options,
+                spark,
+                data,
+                cut,
+                order,
+                stats,
+                on_match,
+                lap,
+                reports,
             )
         except CepError:
             raise
@@ -441,6 +452,7 @@ def _evaluate(
     stats: Stats,
     on_match: Callable[[Match], None] | None,
     lap: Callable[[str], float],
+    reports: list[dict[str, Any]],
 ) -> None:
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -456,7 +468,7 @@ def _evaluate(
         relevant = stats.relevant_events = data.count()
     if not relevant:
         return
-    bounds = _bounds(data, spark, context, relevant)
+    bounds = _bounds(data, spark, context, relevant, reports)
     lap("bounds")
     flat = spark.output is not None and spark.output_format != "jsonl"
     job = Evaluation(
@@ -564,11 +576,15 @@ def spark_hash(value: int) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def _bounds(data: Any, spark: SparkOptions, context: Any, relevant: int) -> tuple[int, ...]:
-    context.setJobDescription("cepcli: find the time shards' bounds")
+def _bounds(
+    data: Any, spark: SparkOptions, context: Any, relevant: int, reports: list[dict[str, Any]]
+) -> tuple[int, ...]:
+    """Where time is cut into shards: at the quantiles of the relevant rows' times, from the
+    times each split sampled (weighted by the split's relevant rows)."""
     if spark.shard_seconds is not None:  # fixed spans (the tests force tiny ones), where there are rows
         from pyspark.sql import functions as F
 
+        context.setJobDescription("cepcli: find the time shards' bounds")
         step = max(int(spark.shard_seconds * 10**9), 1)
         spans = sorted(
             int(r["k"]) for r in data.select(F.expr(f"`{TS}` div {step}").alias("k")).distinct().collect()
@@ -577,8 +593,21 @@ def _bounds(data: Any, spark: SparkOptions, context: Any, relevant: int) -> tupl
     shards = max(1, min(spark.partitions or 2 * context.defaultParallelism, relevant))
     if shards == 1:
         return ()
-    quantiles = data.approxQuantile(TS, [k / shards for k in range(1, shards)], 0.001)
-    return tuple(sorted({int(q) for q in quantiles}))
+    return quantiles([(r.get("times") or [], r["relevant"]) for r in reports], shards)
+
+
+def quantiles(samples: list[tuple[list[int], int]], shards: int) -> tuple[int, ...]:
+    """The ``shards - 1`` cut points of weighted samples: each ``(times, rows)`` stands for
+    ``rows`` rows, spread evenly over its sampled times (a split's report)."""
+    points = sorted((t, rows / len(times)) for times, rows in samples if times and rows for t in times)
+    total = sum(w for _, w in points)
+    cuts: list[int] = []
+    seen = 0.0
+    for t, w in points:
+        seen += w
+        while len(cuts) < shards - 1 and seen >= total * (len(cuts) + 1) / shards:
+            cuts.append(t)
+    return tuple(sorted(set(cuts)))
 
 
 def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:

@@ -7,7 +7,9 @@ markers, kinds, time parsing and bad rows are the local run's. What comes out is
 table of the kept rows a variable can use, in the columns' fixed types (``ship_types``)
 and three more (row id, time in nanoseconds, variable mask), and a report: the rows kept,
 the bad rows and the first of them, and the first and latest kept times, from which the
-driver chains the time-order check across splits (see ``cepcli.spark``).
+driver chains the time-order check across splits (see ``cepcli.spark``), and up to
+``TIME_SAMPLE`` of the kept rows' times, evenly spaced, from which it cuts the time shards
+(no Spark job of its own for the quantiles).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
 
 ROW, TS, MASK = "__cepcli_row", "__cepcli_ts", "__cepcli_mask"
+TIME_SAMPLE = 512  # kept rows' times per split report, for the shards' bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,11 @@ def read_split(
     if stats.first_bad_row is not None and bad is None:
         bad = stats.first_bad_row
     table = pa.concat_tables(pieces) if pieces else target.empty_table()
-    return table, _report(split, stats, started, first, last, bad, None, relevant=table.num_rows)
+    report = _report(split, stats, started, first, last, bad, None, relevant=table.num_rows)
+    times = table.column(TS).to_numpy()
+    at = np.linspace(0, len(times) - 1, min(len(times), TIME_SAMPLE)).round().astype(np.int64)
+    report["times"] = [int(t) for t in times[at]]
+    return table, report
 
 
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
