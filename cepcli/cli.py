@@ -433,7 +433,7 @@ def run_command(
                 from cepcli.spark import SparkOptions, run_spark
 
                 spark = SparkOptions(master, partitions, directory, fmt, verbose)
-                stats = run_spark(compiled, inputs, options, spark, start, warn)
+                stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             else:
                 job = Job(compiled, inputs, options, stats=live)
                 total = job.source.progress()[1]
@@ -451,16 +451,17 @@ def run_command(
                 stream.flush()
     except KeyboardInterrupt as stop:
         flush_quietly(stream)
+        if writers:  # with --spark --output DIR, the executors' files are Spark's to finish
+            live.matches = writers[0].written
+        live.extra["interrupted"] = True
         if use_spark:
             err.print("[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete")
         else:
-            live.matches = writers[0].written if writers else 0
-            live.extra["interrupted"] = True
             err.print("[yellow]interrupted:[/] the matches written so far are complete")
-            if stats_json:
-                write_json(stats_json, live.as_dict())
-            if not quiet:
-                err.print(stats_panel(live))
+        if stats_json:
+            write_json(stats_json, live.as_dict())
+        if not quiet:
+            err.print(stats_panel(live))
         click.get_current_context().exit(exit_code(stop))
     except OutputError:
         if to_file:

@@ -484,8 +484,9 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
         tmp_path, "PATTERN SEQ(A a, B+ b[], A c) WHERE a.x < c.x WITHIN 40", "ts,type,x\n" + rows
     )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    stats = tmp_path / "stats.json"
     proc = subprocess.Popen(
-        _jsonl_run(query, data),
+        [*_jsonl_run(query, data), "--stats-json", str(stats)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -497,6 +498,8 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "py4j" not in err.lower(), err
     assert "interrupted" in err
+    written = json.loads(stats.read_text())  # the stats so far, as locally
+    assert written["interrupted"] is True and written["engine"] == "tree"
 
 
 def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:

@@ -82,9 +82,11 @@ def run_spark(
     spark: SparkOptions,
     start: Callable[[Schema, Pattern], Callable[[Match], None]],
     on_warning: Callable[[str], None] | None = None,
+    stats: Stats | None = None,
 ) -> Stats:
     """Run the query as a Spark job; ``start(schema, pattern)`` says where matches go (when
-    they are not written to ``spark.output``), ``on_warning`` hears the warnings."""
+    they are not written to ``spark.output``), ``on_warning`` hears the warnings. The
+    counters go to ``stats`` (a new one if None), so that a caller interrupted has them."""
     engine(options.engine)
     path = input_path(compiled, inputs.path)
     if path == "-":
@@ -94,7 +96,8 @@ def run_spark(
         raise UsageError(f"--spark --output DIR writes {', '.join(OUTPUT_FORMATS)}: choose one with --format")
     if spark.output is not None and options.max_matches is not None:
         raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
-    stats = Stats(engine=options.engine)
+    stats = stats if stats is not None else Stats()
+    stats.engine = options.engine
     stats.on_warning = on_warning
     started = time.perf_counter()
     lap = _Laps(stats)
