@@ -5,9 +5,14 @@ from __future__ import annotations
 from cepcli.errors import QueryError, Span
 from cepcli.events import Kind, Schema
 from cepcli.query import ast as a
+from cepcli.query.limits import ordinal
 from cepcli.query.printer import print_expr
 
 ITERATING = (a.Index.EACH, a.Index.PREV)
+
+# Events carry the variables that can use them as a bit mask in an int64 (one bit per
+# variable, in query order; the sign bit is one of them): a 65th variable has no bit.
+MAX_VARIABLES = 64
 
 
 def check_query(query: a.Query) -> None:
@@ -25,6 +30,12 @@ def _declared(query: a.Query) -> dict[str, a.Prim | a.Kleene | a.Neg]:
         var = leaf.item.var if isinstance(leaf, a.Neg) else leaf.var
         if var in seen:
             raise QueryError(f"variable {var!r} is declared twice", leaf.span)
+        if len(seen) == MAX_VARIABLES:
+            raise QueryError(
+                f"too many variables: a pattern has at most {MAX_VARIABLES}"
+                f" (this is the {ordinal(MAX_VARIABLES + 1)})",
+                leaf.span,
+            )
         seen[var] = leaf
     return seen
 

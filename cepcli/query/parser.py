@@ -20,6 +20,7 @@ from lark.tree import Meta
 
 from cepcli.errors import QueryError, Span
 from cepcli.query import ast as a
+from cepcli.query.limits import check_conditions
 from cepcli.sources.options import FORMATS, ON_BAD_ROW, TIME_UNITS
 
 # The input options a query may carry in ``FROM 'path' WITH (name = value, ...)``, and
@@ -93,6 +94,7 @@ def _parser() -> Lark:
 def parse_query(text: str, filename: str = "<query>") -> a.Query:
     """Parse SASE+ text. Raises ``QueryError`` (with the caret snippet) on any error."""
     try:
+        check_conditions(text)  # before the parser, whose time and memory it bounds
         tree = _parser().parse(text)
         _check_depth(tree)
         query: a.Query = _ToAst().transform(tree)

@@ -59,7 +59,7 @@ class Iteration:
         pools = [pool] if self.group is None else self._groups(pool, last)
         for group in pools:
             self._check_size(len(group) + (last is not None))
-            yield from self._grow(m, group, 0, (), min_ts, max_ts, last)
+            yield from self._grow(m, group, min_ts, max_ts, last)
 
     def _groups(self, pool: list[Event], last: Event | None) -> list[list[Event]]:
         """The candidates that can share a subset (4.5.3): those with the same value of
@@ -99,38 +99,48 @@ class Iteration:
             )
 
     def _grow(
-        self,
-        m: list[object],
-        pool: list[Event],
-        start: int,
-        current: Subset,
-        min_ts: int,
-        max_ts: int,
-        last: Event | None,
+        self, m: list[object], pool: list[Event], min_ts: int, max_ts: int, last: Event | None
     ) -> Iterator[tuple[Subset, int]]:
-        hi = self.hi
-        size = len(current)
-        if last is not None:
-            if (hi is None or size < hi) and size + 1 >= self.lo:
-                lo_ts = min(min_ts, current[0].ts if current else last.ts)
-                if max(max_ts, last.ts) - lo_ts <= self.window and self.element(m, current, last):
-                    yield current + (last,), lo_ts
-            room = hi is None or size + 1 < hi
-        else:
-            room = hi is None or size < hi
-        if not room:
-            return
-        for j in range(start, len(pool)):
-            event = pool[j]
-            lo_ts = min(min_ts, current[0].ts if current else event.ts)
-            if max(max_ts, event.ts) - lo_ts > self.window:
-                break  # the pool is in time order: later events only widen the span
-            if not self.element(m, current, event):
-                continue
-            grown = current + (event,)
-            if last is None and len(grown) >= self.lo:
-                yield grown, lo_ts
-            yield from self._grow(m, pool, j + 1, grown, min_ts, max(max_ts, event.ts), last)
+        """The subsets, depth first: each prefix is extended by the later candidates in
+        stream order. The open prefixes are an explicit stack, not recursion, so a subset
+        of thousands of elements cannot exhaust Python's recursion limit; the subsets come
+        in the order of the recursive form, after the same checks (so the same counts)."""
+        hi, lo, window, element = self.hi, self.lo, self.window, self.element
+        stack: list[tuple[Subset, int, int]] = []  # open prefixes: (prefix, its max ts, next candidate)
+        current: Subset = ()
+        top, start = max_ts, 0
+        while True:
+            size = len(current)  # a new prefix: with ``last``, first the subset it ends
+            if last is not None:
+                if (hi is None or size < hi) and size + 1 >= lo:
+                    lo_ts = min(min_ts, current[0].ts if current else last.ts)
+                    if max(top, last.ts) - lo_ts <= window and element(m, current, last):
+                        yield current + (last,), lo_ts
+                room = hi is None or size + 1 < hi
+            else:
+                room = hi is None or size < hi
+            if room:
+                stack.append((current, top, start))
+            while stack:  # the next extension of the innermost open prefix
+                prefix, prefix_top, j = stack.pop()
+                grown: Subset | None = None
+                while j < len(pool):
+                    event = pool[j]
+                    j += 1
+                    lo_ts = min(min_ts, prefix[0].ts if prefix else event.ts)
+                    if max(prefix_top, event.ts) - lo_ts > window:
+                        break  # the pool is in time order: later events only widen the span
+                    if element(m, prefix, event):
+                        grown = prefix + (event,)
+                        break
+                if grown is not None:
+                    stack.append((prefix, prefix_top, j))
+                    if last is None and len(grown) >= lo:
+                        yield grown, lo_ts
+                    current, top, start = grown, max(prefix_top, event.ts), j
+                    break
+            else:
+                return
 
     def element(self, m: list[object], current: Subset, event: Event) -> bool:
         """Can ``event`` follow ``current`` in the subset?"""

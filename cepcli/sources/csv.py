@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+from collections import Counter
 from collections.abc import Iterator
 from typing import IO
 
@@ -25,7 +26,7 @@ import pyarrow.csv as pacsv
 
 from cepcli.errors import InputError
 from cepcli.sources.batches import RawBatch, RowIds
-from cepcli.sources.options import InputOptions
+from cepcli.sources.options import InputOptions, check_width
 from cepcli.sources.raw import RawInput
 from cepcli.sources.records import MARKER, RecordStream
 
@@ -90,7 +91,8 @@ class CsvReader:
                 filename=self.name,
             ) from None
         names = next(csv.reader(io.StringIO(text)))
-        twice = sorted({n for n in names if names.count(n) > 1})
+        check_width(len(names), self.name, "the header has")
+        twice = sorted(n for n, count in Counter(names).items() if count > 1)
         if twice:
             raise InputError(
                 f"the header names {'a column' if len(twice) == 1 else 'columns'} twice"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cepcli.errors import UsageError
+from cepcli.errors import InputError, UsageError
 from cepcli.events import Kind
 
 CHUNK_ROWS = 65_536
 MAX_ROW_BYTES = 16 << 20  # a longer row is a bad row, read past without being held
+MAX_COLUMNS = 10_000  # a wider input is refused: each column costs its sample, kind and values
 ON_BAD_ROW = ("fail", "skip")
 FORMATS = ("csv", "parquet", "jsonl")
 TIME_UNITS = ("s", "ms", "us", "ns")
@@ -86,3 +87,13 @@ def format_of(path: str, given: str | None) -> str:
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl"
     return "csv"
+
+
+def check_width(columns: int, name: str, what: str = "the input has") -> None:
+    """Refuse an input of more than ``MAX_COLUMNS`` columns, naming the file and the count."""
+    if columns > MAX_COLUMNS:
+        raise InputError(
+            f"{what} {columns:,} columns, more than the limit of {MAX_COLUMNS:,}:"
+            " keep only the columns the query needs",
+            filename=name,
+        )

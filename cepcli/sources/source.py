@@ -24,7 +24,7 @@ from cepcli.events import Event, Kind, Schema
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch, Reader
 from cepcli.sources.kinds import DEFAULT_NULLS, SAMPLE_ROWS, infer_kind, kind_of_type
-from cepcli.sources.options import InputOptions, format_of
+from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.times import TimeSpec, decide, looks_compact
 from cepcli.sources.typed import Plan, TypedBatch, time_shown, type_batch
@@ -66,6 +66,11 @@ class Source:
         self.stats = stats if stats is not None else Stats()
         self.reader = open_reader(options, data, stdin)
         self.name = self.reader.name
+        try:
+            check_width(len(self.reader.columns), self.name)  # a CSV header is checked as it is read
+        except InputError:
+            self.reader.close()
+            raise
         self.nulls = tuple(DEFAULT_NULLS if options.null_values is None else ("", *options.null_values))
         self._buffer: list[RawBatch] = []  # read, not yet replayed
         self._batches = self.reader.batches()
