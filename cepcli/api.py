@@ -23,6 +23,7 @@ from cepcli.events import Kind, Schema
 from cepcli.job import Job, RunOptions, compile_text, with_query_options
 from cepcli.output import match_object
 from cepcli.plan.pattern import Pattern
+from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import KIND_NAMES
@@ -129,7 +130,10 @@ def find(
         null_values=tuple(null_values) if null_values is not None else None,
         schema=kinds,
     )
-    options = with_query_options(options, query, "<query>", {k for k, v in given.items() if v is not None})
-    compiled = compile_text(query, "<query>", options.unit)
+    parsed = parse_query(query)
+    options = with_query_options(
+        options, query, "<query>", {k for k, v in given.items() if v is not None}, parsed
+    )
+    compiled = compile_text(query, "<query>", options.unit, parsed)
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))

@@ -145,6 +145,7 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
     """The query compiled, and the input options: the command line's, then the query's
     ``FROM ... WITH (...)`` for every option the command line left at its default."""
     from cepcli.job import compile_text, read_query, with_query_options
+    from cepcli.query.parser import parse_query
 
     if query is not None and expression is not None:
         raise click.UsageError("give a QUERY file or -e TEXT, not both")
@@ -153,9 +154,10 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
     text, name = (expression, "<-e>") if expression is not None else (read_query(str(query)), str(query))
     ctx = click.get_current_context()
     given = {_FIELD.get(p, p) for p in kw if ctx.get_parameter_source(p) is not ParameterSource.DEFAULT}
-    inputs = with_query_options(_input(kw, check=False), text, name, given)
+    parsed = parse_query(text, name)  # once: the input options, then the pattern
+    inputs = with_query_options(_input(kw, check=False), text, name, given, parsed)
     inputs.check()
-    return compile_text(text, name, inputs.unit), inputs
+    return compile_text(text, name, inputs.unit, parsed), inputs
 
 
 # The InputOptions field each input flag sets, where the names differ.

@@ -63,12 +63,15 @@ def engine(name: str) -> Engine:
     raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")
 
 
-def compile_pattern(text: str, filename: str = "<query>", time_unit: int = 10**9) -> tuple[Query, Pattern]:
-    """Parse, check and normalise query text; errors point into ``text``. A window written
-    as a bare number is in ``time_unit`` nanoseconds (``--time-unit``)."""
+def compile_pattern(
+    text: str, filename: str = "<query>", time_unit: int = 10**9, parsed: Query | None = None
+) -> tuple[Query, Pattern]:
+    """Parse (unless ``parsed`` is ``text`` already parsed), check and normalise query text;
+    errors point into ``text``. A window written as a bare number is in ``time_unit``
+    nanoseconds (``--time-unit``)."""
     from cepcli.errors import QueryError
 
-    query = parse_query(text, filename)
+    query = parsed if parsed is not None else parse_query(text, filename)
     try:
         return query, normalize(query, time_unit=time_unit)
     except QueryError as err:

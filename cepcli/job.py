@@ -60,8 +60,10 @@ def read_query(path: str) -> str:
         raise UsageError(f"{path}: the query file is not UTF-8 text") from None
 
 
-def compile_text(text: str, name: str = "<query>", time_unit: int = 10**9) -> Compiled:
-    query, pattern = compile_pattern(text, name, time_unit)
+def compile_text(
+    text: str, name: str = "<query>", time_unit: int = 10**9, parsed: Query | None = None
+) -> Compiled:
+    query, pattern = compile_pattern(text, name, time_unit, parsed)
     return Compiled(name, text, query, pattern)
 
 
@@ -70,15 +72,21 @@ def compile_file(query_path: str, time_unit: int = 10**9) -> Compiled:
 
 
 def with_query_options(
-    options: InputOptions, text: str, name: str = "<query>", given: Collection[str] = ()
+    options: InputOptions,
+    text: str,
+    name: str = "<query>",
+    given: Collection[str] = (),
+    parsed: Query | None = None,
 ) -> InputOptions:
     """``options`` with the input options of the query's ``FROM ... WITH (...)`` applied,
     except those named in ``given`` (set on the command line or in the call: they win).
-    Run before compiling: ``time_unit`` decides what a bare WITHIN number means."""
+    Run before compiling: ``time_unit`` decides what a bare WITHIN number means. ``parsed``:
+    ``text`` already parsed (else it is parsed here)."""
     from cepcli.sources.kinds import parse_schema
 
     changes: dict[str, object] = {}
-    for option in parse_query(text, name).options:
+    query = parsed if parsed is not None else parse_query(text, name)
+    for option in query.options:
         if option.name in given:
             continue
         value: object = option.value
