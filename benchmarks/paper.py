@@ -5,14 +5,18 @@ Usage (from the repository root, with ../shared beside it):
     python benchmarks/paper.py --quick                    # smoke run: small data, two windows
     python benchmarks/paper.py                            # every experiment, into benchmarks/results/
     python benchmarks/paper.py seq3 neg-seq5 ratio        # some experiments, or groups: window ratio nasdaq
+    python benchmarks/paper.py dense                      # the dense suite on flights-3m.parquet
     python benchmarks/paper.py --list                     # the experiments and their queries
 
 Experiments (section 8.1, the window sweep, on the NYC flights of 2013 with carriers as
 event types): SEQ3/SEQ4/SEQ5, AND2/AND3, negation (SEQ3, AND3 and SEQ5 with the second
 event negated; post-processing vs first-chance), ITER3 (``SEQ(a, b+, c)`` on half
 windows), OR2SEQ2/OR4SEQ2/OR2SEQ4; section 8.2, the rarest-to-most-frequent ratio sweep
-(carrier sets from about 1:3 to 1:1000 at one window); and a few of the same patterns on
-the NASDAQ minute bars, with tickers as event types.
+(carrier sets from about 1:3 to 1:1000 at one window); a few of the same patterns on the
+NASDAQ minute bars, with tickers as event types; and the group ``dense``: the same suite
+(``f3m-`` SEQ3/4/5, AND3, NSEQ3, ITER3, OR2SEQ2, windows of 5 to 40 minutes, and a ratio sweep
+over airport sets from 1:1 to 1:1,000) on flights-3m.parquet (3,000,000 US flights of Jan-Jun
+2001, ~700 an hour) with origin airports as event types.
 
 Every experiment runs in its own worker process (``--worker``) that reads and
 prefilters the input once, like ``cepcli bench``, and replays it from memory, so the
@@ -35,6 +39,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import signal
 import statistics
@@ -44,7 +49,7 @@ import tempfile
 import textwrap
 import time
 import tracemalloc
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 FLIGHTS = SHARED / "flights.csv.gz"
 NASDAQ = SHARED / "nasdaq"
+F3M = SHARED / "flights-3m.parquet"
 OUT = Path(__file__).resolve().parent / "results"
 
 FLIGHTS_INPUT = {"type_col": "carrier", "time_col": "time_hour", "sort": True}
@@ -63,12 +69,18 @@ NASDAQ_INPUT = {
     "columns": ["ticker", "ts", "open", "high", "low", "close", "volume"],
     "sort": True,
 }
+# flights-3m.parquet: sorted by date (minute resolution), so no sort; airports as event types.
+F3M_INPUT = {"type_col": "origin", "time_col": "date"}
 ENGINES = ["eager", "chain", "tree"]
 NEGATION_ENGINES = ["eager", "post-processing", "first-chance", "tree"]
 WINDOWS = ["1h", "2h", "4h", "8h"]
 HALF_WINDOWS = ["30min", "1h", "2h", "4h"]  # ITER3, like the paper's 2-12 min against 5-30 min
 NASDAQ_WINDOWS = ["5min", "10min", "20min", "30min"]  # the paper's 5 to 30 minutes
 RATIO_WINDOW = "2h"
+F3M_WINDOWS = ["5min", "10min", "20min", "40min"]  # ~700 flights an hour, ORD alone ~40
+F3M_HALF_WINDOWS = ["3min", "5min", "10min", "20min"]  # ITER3
+F3M_RATIO_WINDOW = "20min"
+F3M_QUICK_ROWS = 200_000  # --quick: the first 12 days
 REPEAT_CAP_SECONDS = 8.0  # no further timed run of a cell once its runs took this long
 
 # Carriers in flights.csv.gz (events of 2013): UA 58,665, B6 54,635, EV 54,173, DL 48,110,
@@ -93,6 +105,7 @@ class Experiment:
     windows: list[str]
     engines: list[str] = field(default_factory=lambda: list(ENGINES))
     note: str = ""
+    sweep: str = "window"  # window: one query over the windows; ratio: one query per point, one window
 
 
 def _flights(name: str, label: str, query: str, note: str, **kw: Any) -> Experiment:
@@ -101,11 +114,56 @@ def _flights(name: str, label: str, query: str, note: str, **kw: Any) -> Experim
     )
 
 
+# Origins in flights-3m.parquet (Jan-Jun 2001; pyarrow value_counts over `origin`) of the
+# airports used below. 229 origins, ORD 166,341 flights (~38 an hour) down to ACY 1.
+F3M_COUNTS = {
+    "ORD": 166_341, "DFW": 157_162, "ATL": 124_711, "PHX": 93_036, "STL": 80_899, "LAS": 67_192,
+    "BOS": 65_486, "IAH": 64_572, "CLT": 64_299, "PIT": 53_447, "RDU": 17_601, "DAY": 5_604,
+    "BIL": 1_651, "EGE": 919, "MOT": 533, "HDN": 481, "BRO": 166,
+}  # fmt: skip
+
+
+def _to(rare: str, *others: str) -> str:
+    """``a.destination = c.destination AND b.destination = c.destination ...``: to one place."""
+    return " AND ".join(f"{x}.destination = {rare}.destination" for x in others)
+
+
+def _flying(*airports: str) -> str:
+    """``ORD 166,341, DFW 157,162 and BIL 1,651 flights``, for the notes."""
+    named = [f"{a} {F3M_COUNTS[a]:,}" for a in airports]
+    return ", ".join(named[:-1]) + f" and {named[-1]} flights"
+
+
+def _one_in(*airports: str) -> str:
+    """``1:9.5``: the rarest airport's flights to the most frequent one's."""
+    counts = [F3M_COUNTS[a] for a in airports]
+    r = max(counts) / min(counts)
+    return f"1:{r:.2f}" if r < 10 else f"1:{r:,.0f}"
+
+
+def _dense(name: str, label: str, query: str, note: str, **kw: Any) -> Experiment:
+    windows = kw.pop("windows", F3M_WINDOWS)
+    return Experiment(name, label, "dense", "flights-3m", [(label, query)], windows, note=note, **kw)
+
+
 def _nasdaq(name: str, label: str, data: str, query: str, note: str, **kw: Any) -> Experiment:
     return Experiment(
         name, label, "nasdaq", data, [(label.split()[0], query)], NASDAQ_WINDOWS, note=note, **kw
     )
 
+
+# The ratio sweep on the dense stream: O'Hare and DFW, then an ever rarer airport, and three
+# airports of one frequency for 1:1 (no third airport is as frequent as ORD and DFW).
+F3M_RATIO_AIRPORTS = [
+    ("BOS", "IAH", "CLT"),  # 1:1.02
+    ("ORD", "DFW", "ATL"),  # 1:1.33
+    ("ORD", "DFW", "PIT"),  # 1:3.1
+    ("ORD", "DFW", "RDU"),  # 1:9.5
+    ("ORD", "DFW", "DAY"),  # 1:29.7
+    ("ORD", "DFW", "BIL"),  # 1:101
+    ("ORD", "DFW", "MOT"),  # 1:312
+    ("ORD", "DFW", "BRO"),  # 1:1,002
+]
 
 # Every sweep pattern: competing flights on one route, the rarest carrier last; the frequent
 # carriers are also related to each other (same airport, the first one less delayed), as in
@@ -224,6 +282,7 @@ EXPERIMENTS: list[Experiment] = [
             ]
         ],
         [RATIO_WINDOW],
+        sweep="ratio",
         note="two competing flights on one route, then a flight of a third carrier from the same airport"
         " delayed more than the second; carrier sets of growing rarest-to-most-frequent ratio, at one window",
     ),
@@ -259,9 +318,92 @@ EXPERIMENTS: list[Experiment] = [
         " WITHIN {window}",
         "four tickers of almost the same frequency (477, 418, 400, 357 bars): little for laziness to win",
     ),
+    # The dense stream: 3,000,000 US flights of Jan-Jun 2001 with airports as event types
+    # (~700 flights an hour, ORD ~38, DFW ~36). The same patterns as on the NYC flights, the
+    # rarest airport last: the frequent airports' flights related by delay (weakly: eager keeps
+    # them), the first ones going where the rare airport's flight goes (selective, but eager can
+    # check it only once that flight comes). Rare airports that fly where both hubs fly:
+    # Billings (BIL: Minneapolis, Salt Lake City, Denver), Vail (EGE) and Hayden (HDN), both
+    # seasonal. Probed: eager passes 60 s per cell at SEQ5 40 min only (an estimated 70 s).
+    _dense(
+        "f3m-seq3",
+        "SEQ3 (3M)",
+        f"PATTERN SEQ(ORD a, DFW b, BIL c) WHERE a.delay < b.delay AND {_to('c', 'a', 'b')}"
+        " WITHIN {window}",
+        "O'Hare, a more delayed Dallas/Fort Worth, then a Billings flight, all to one place"
+        f" (Minneapolis, Salt Lake City or Denver); {_flying('ORD', 'DFW', 'BIL')}",
+    ),
+    _dense(
+        "f3m-seq4",
+        "SEQ4 (3M)",
+        "PATTERN SEQ(ORD a, DFW b, STL c, EGE d) WHERE a.delay < b.delay AND b.delay < c.delay"
+        f" AND c.delay < d.delay AND {_to('d', 'a', 'b')} WITHIN {{window}}",
+        "O'Hare, DFW, St. Louis, then Vail (EGE) flights of growing delay, the first two going where the"
+        f" Vail flight goes; {_flying('ORD', 'DFW', 'STL', 'EGE')}",
+    ),
+    _dense(
+        "f3m-seq5",
+        "SEQ5 (3M)",
+        "PATTERN SEQ(ORD a, DFW b, ATL c, PHX d, HDN e) WHERE a.delay < b.delay AND b.delay < c.delay"
+        f" AND c.delay < d.delay AND d.delay < e.delay AND {_to('e', 'a', 'b')} WITHIN {{window}}",
+        "O'Hare, DFW, Atlanta, Phoenix, then Hayden/Steamboat (HDN) flights of growing delay, the first"
+        f" two going where the Hayden flight goes; {_flying('ORD', 'DFW', 'ATL', 'PHX', 'HDN')}",
+    ),
+    _dense(
+        "f3m-and3",
+        "AND3 (3M)",
+        f"PATTERN AND(ORD a, DFW b, BIL c) WHERE a.delay < b.delay AND {_to('c', 'a', 'b')}"
+        " WITHIN {window}",
+        "the SEQ3 flights in any order",
+    ),
+    _dense(
+        "f3m-neg-seq3",
+        "NSEQ3 (3M)",
+        "PATTERN SEQ(ORD a, NOT DFW b, BIL c) WHERE a.delay < b.delay"
+        f" AND {_to('c', 'a', 'b')} WITHIN {{window}}",
+        "SEQ3 with the middle event negated: an O'Hare then a Billings flight to one place, with no more"
+        " delayed DFW flight there in between (post-processing vs first-chance)",
+        engines=NEGATION_ENGINES,
+    ),
+    _dense(
+        "f3m-iter3",
+        "ITER3 (3M)",
+        "PATTERN SEQ(ORD a, LAS+ b[], EGE c) WHERE a.destination = c.destination"
+        " AND b[i].destination = c.destination AND b[i].delay > b[i-1].delay WITHIN {window}",
+        "O'Hare, then Las Vegas flights of growing delay, then Vail, all to one place; half windows"
+        f" (DFW+ is too bursty for eager: it times out at 10 min); {_flying('ORD', 'LAS', 'EGE')}",
+        windows=F3M_HALF_WINDOWS,
+    ),
+    _dense(
+        "f3m-or2seq2",
+        "OR2SEQ2 (3M)",
+        f"PATTERN OR(SEQ(ORD a, BIL b), SEQ(DFW c, EGE d)) WHERE {_to('b', 'a')} AND {_to('d', 'c')}"
+        " WITHIN {window}",
+        f"O'Hare then Billings, or DFW then Vail, to one place; {_flying('ORD', 'DFW', 'BIL', 'EGE')}",
+    ),
+    Experiment(
+        "f3m-ratio",
+        "SEQ3 (3M), rarest-to-most-frequent ratio",
+        "dense",
+        "flights-3m",
+        [
+            (
+                f"{x}:{y}:{z}",
+                f"PATTERN SEQ({x} a, {y} b, {z} c) WHERE {_to('b', 'a')} AND a.delay < b.delay"
+                " AND b.delay < c.delay WITHIN {window}",
+            )
+            for x, y, z in F3M_RATIO_AIRPORTS
+        ],
+        [F3M_RATIO_WINDOW],
+        sweep="ratio",
+        note="two flights to one place, the second more delayed, then a flight of a third airport delayed"
+        " more still (as the NYC ratio sweep: the selective condition between the first two, which eager"
+        " checks first too); airport sets of growing rarest-to-most-frequent ratio, at one window: "
+        + "; ".join(f"{_flying(*t)} ({_one_in(*t)})" for t in F3M_RATIO_AIRPORTS),
+    ),
 ]
 
-GROUPS = {g: [e.name for e in EXPERIMENTS if e.group == g] for g in ("window", "ratio", "nasdaq")}
+GROUPS = {g: [e.name for e in EXPERIMENTS if e.group == g] for g in ("window", "ratio", "nasdaq", "dense")}
 
 
 # ---------------------------------------------------------------------------------------
@@ -409,6 +551,8 @@ def _cell(
 def _input_for(exp: Experiment, args: argparse.Namespace) -> dict[str, Any]:
     if exp.dataset == "flights":
         return {"path": str(args.flights_data), **FLIGHTS_INPUT}
+    if exp.dataset == "flights-3m":
+        return {"path": str(args.f3m_data), **F3M_INPUT}
     return {"path": str(args.nasdaq / exp.dataset), **NASDAQ_INPUT}
 
 
@@ -486,22 +630,56 @@ def run_experiment(exp: Experiment, args: argparse.Namespace) -> dict[str, Any]:
         "group": exp.group,
         "dataset": exp.dataset,
         "note": exp.note,
+        "sweep": exp.sweep,
         "engines": exp.engines,
         "windows": windows,
         "points": points,
         "settings": _settings(args),
     }
-    if exp.group == "ratio":
+    if exp.sweep == "ratio":
         for point in points:
             c = point["input"].get("variable_counts", {})
             point["ratio"] = max(c.values()) / max(min(c.values()), 1) if c else None
+    if exp.dataset == "flights-3m":
+        # The airports' flights in the input read (pyarrow, once per file), for the report.
+        counts = _origin_counts(args.f3m_data)
+        for point in points:
+            point["type_counts"] = {t: counts.get(t, 0) for t in _types(point["query"])}
     return result
 
 
+_COUNTS: dict[str, dict[str, int]] = {}
+
+
+def _origin_counts(path: Path) -> dict[str, int]:
+    """Flights per origin airport of a flights-3m Parquet file."""
+    if str(path) not in _COUNTS:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        column = pq.read_table(path, columns=[F3M_INPUT["type_col"]]).column(0)
+        _COUNTS[str(path)] = {r["values"]: r["counts"] for r in pc.value_counts(column).to_pylist()}
+    return _COUNTS[str(path)]
+
+
+def _types(query: str) -> list[str]:
+    """The event types of a query's pattern, in order: ``SEQ(ORD a, NOT DFW b, BIL c)``."""
+    return list(dict.fromkeys(re.findall(r"([A-Z0-9']+)\+? [a-z]+(?:\[\])?[,)]", query)))
+
+
+def _is_ratio(result: dict[str, Any]) -> bool:
+    """A ratio sweep (results written before ``sweep`` existed: the ``ratio`` group)."""
+    return result.get("sweep", result["group"]) == "ratio"
+
+
+def _point_label(result: dict[str, Any], point: dict[str, Any]) -> str:
+    return f"{result['experiment']} {point['label']}" if _is_ratio(result) else result["label"]
+
+
 def _windows(exp: Experiment, args: argparse.Namespace) -> list[str]:
-    if args.windows and exp.group != "ratio":
+    if args.windows and exp.sweep != "ratio":
         return [w.strip() for w in args.windows.split(",")]
-    return exp.windows[:2] if args.quick and exp.group != "ratio" else exp.windows
+    return exp.windows[:2] if args.quick and exp.sweep != "ratio" else exp.windows
 
 
 def _progress(exp: Experiment, point: dict[str, Any]) -> None:
@@ -550,7 +728,7 @@ def plot_experiment(result: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratio = result["group"] == "ratio"
+    ratio = _is_ratio(result)
     fig, grid = plt.subplots(2, 3, figsize=(13, 7.5))
     axes = list(grid.flat)
     for name in result["engines"]:
@@ -576,7 +754,7 @@ def plot_experiment(result: dict[str, Any], path: Path) -> None:
             ax.set_xlabel("window")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
-    what = "SEQ3 at " + RATIO_WINDOW if ratio else result["points"][0]["query"]
+    what = f"SEQ3 at {result['windows'][0]}" if ratio else result["points"][0]["query"]
     cut_note = "\n(x: timed out, drawn at the last finished value)" if _any_cut(result) else ""
     fig.suptitle(textwrap.fill(f"{result['label']}: {what}", 160) + cut_note, fontsize=9)
     fig.tight_layout()
@@ -608,7 +786,7 @@ def plot_overview(results: list[dict[str, Any]], key: str, title: str, path: Pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sweeps = [r for r in results if r["group"] != "ratio"]
+    sweeps = [r for r in results if not _is_ratio(r)]
     if not sweeps:
         return
     cols = 4
@@ -682,9 +860,10 @@ def summarize(results: list[dict[str, Any]]) -> str:
             for c in point["cells"]:
                 c.setdefault("rows", rows)
                 c.setdefault("timeout", timeout)
-            label = result["label"] if result["group"] != "ratio" else f"ratio {point['label']}"
-            if result["group"] == "ratio" and point.get("ratio"):
-                label += f" (1:{point['ratio']:,.0f})"
+            label = _point_label(result, point)
+            if _is_ratio(result) and point.get("ratio"):
+                r = point["ratio"]
+                label += f" (1:{r:.1f})" if r < 10 else f" (1:{r:,.0f})"
             windows = result["windows"]
             for engine in result["engines"][1:]:
                 speed, inst, evals = [], [], []
@@ -709,7 +888,7 @@ def summarize(results: list[dict[str, Any]]) -> str:
     ]
     for result in results:
         for point in result["points"]:
-            label = result["label"] if result["group"] != "ratio" else f"ratio {point['label']}"
+            label = _point_label(result, point)
             for w in result["windows"]:
                 for engine in result["engines"]:
                     c = _cell_of(point, engine, w)
@@ -726,6 +905,18 @@ def summarize(results: list[dict[str, Any]]) -> str:
                         f" | {c['predicate_evaluations_per_event']:.3f}"
                         f" | {c['memory_operations_per_event']:.3f} | {mb} | {c['matches']:,} |"
                     )
+    counted = [(r, p) for r in results for p in r["points"] if p.get("type_counts") and _is_ratio(r)]
+    if counted:
+        lines += ["", "## Ratio points: flights per airport in the input read", ""]
+        lines += ["| experiment | airports | flights | rarest : most frequent | matches (eager) |"]
+        lines += ["|---|---|---|---|---:|"]
+        for r, p in counted:
+            n = list(p["type_counts"].values())
+            ratio = f"1:{max(n) / max(min(n), 1):,.2f}" if n else "-"
+            flights = ", ".join(f"{t} {c:,}" for t, c in p["type_counts"].items())
+            matches = _cell_of(p, "eager", r["windows"][0]).get("matches")
+            shown = f"{matches:,}" if matches is not None else "-"
+            lines.append(f"| {r['experiment']} | {p['label']} | {flights} | {ratio} | {shown} |")
     problems = [(r["label"], p["label"], d) for r in results for p in r["points"] for d in p["disagreements"]]
     lines += ["", "## Disagreements", ""]
     lines += [f"* {e} {q} at {d['window']}: {d['engines']}" for e, q, d in problems] or ["None."]
@@ -738,6 +929,25 @@ def _cell_of(point: dict[str, Any], engine: str, window: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def _quick_parquet(path: Path, rows: int) -> Path:
+    """The first ``rows`` rows of a Parquet file (flights-3m: the first 12 days for 200,000)."""
+    target = Path(tempfile.gettempdir()) / f"cepcli-paper-{path.stem}-head{rows}.parquet"
+    if not target.exists():
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        batches, read = [], 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536):
+            batches.append(batch)
+            read += batch.num_rows
+            if read >= rows:
+                break
+        part = target.with_suffix(f".{os.getpid()}.part")
+        pq.write_table(pa.Table.from_batches(batches).slice(0, rows), part)
+        part.replace(target)
+    return target
 
 
 def _quick_flights(path: Path, rows: int) -> Path:
@@ -757,10 +967,13 @@ def main() -> None:
         description=(__doc__ or "").splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "experiments", nargs="*", help="experiment names or groups (window, ratio, nasdaq); default: all"
+        "experiments",
+        nargs="*",
+        help="experiment names or groups (window, ratio, nasdaq, dense); default: all",
     )
     parser.add_argument("--flights", type=Path, default=FLIGHTS, help="flights.csv.gz")
     parser.add_argument("--nasdaq", type=Path, default=NASDAQ, help="folder of the NASDAQ_*.txt files")
+    parser.add_argument("--flights-3m", type=Path, default=F3M, help="flights-3m.parquet (the dense group)")
     parser.add_argument(
         "--out",
         type=Path,
@@ -777,7 +990,12 @@ def main() -> None:
     parser.add_argument("--memory-budget", type=float, default=None, help="seconds for the peak memory run")
     parser.add_argument("--memory-limit-gb", type=float, default=6.0, help="address space of a worker")
     parser.add_argument("--windows", default=None, help="windows for every sweep instead of its own: 1h,2h")
-    parser.add_argument("--quick", action="store_true", help="smoke run: 40,000 flights, two windows")
+    parser.add_argument("--engines", default=None, help="engines to add to every experiment: adaptive,...")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: 40,000 NYC flights, {F3M_QUICK_ROWS:,} of flights-3m, two windows",
+    )
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
     parser.add_argument(
         "--summary",
@@ -796,6 +1014,7 @@ def main() -> None:
             )
             for label, query in exp.queries:
                 print(f"    {label}: {query.format(window='<window>')}")
+            print(textwrap.fill(exp.note, 110, initial_indent="    (", subsequent_indent="     ") + ")")
         return
     args.timeout = args.timeout or (15.0 if args.quick else 60.0)
     args.repeat = args.repeat or (1 if args.quick else 3)
@@ -808,8 +1027,14 @@ def main() -> None:
             if n not in {e.name for e in EXPERIMENTS}:
                 parser.error(f"unknown experiment {n!r} (see --list)")
             chosen += [e for e in EXPERIMENTS if e.name == n and e not in chosen]
+    if args.engines:  # every chosen experiment with these engines added (e.g. adaptive)
+        extra = [e.strip() for e in args.engines.split(",") if e.strip()]
+        chosen = [replace(e, engines=[*e.engines, *(x for x in extra if x not in e.engines)]) for e in chosen]
     args.out.mkdir(parents=True, exist_ok=True)
     args.flights_data = _quick_flights(args.flights, 40_000) if args.quick else args.flights
+    args.f3m_data = args.flights_3m
+    if args.quick and any(e.dataset == "flights-3m" for e in chosen) and not args.summary:
+        args.f3m_data = _quick_parquet(args.flights_3m, F3M_QUICK_ROWS)
     started = time.perf_counter()
     results = []
     for exp in [] if args.summary else chosen:

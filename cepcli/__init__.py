@@ -12,7 +12,7 @@ from typing import Any
 __version__ = "0.1.0.dev0"
 __all__ = ["Matches", "find"]
 
-ENGINE_NAMES = ("tree", "chain", "first-chance", "post-processing", "eager")
+ENGINE_NAMES = ("tree", "adaptive", "chain", "first-chance", "post-processing", "eager")
 DEFAULT_ENGINE = "tree"
 
 

@@ -123,6 +123,7 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         default=DEFAULT_ENGINE,
         show_default=True,
         help="tree: the lazy Tree NFA, it picks the rarest variable as it goes (the default);"
+        " adaptive: eager or the tree, chosen per time segment from the rates it measures;"
         " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
         " post-processing: chain, checking negations as early as possible or after a match;"
         " eager: the classic NFA, every partial match on arrival (see the README's table).",

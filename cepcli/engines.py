@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cepcli import DEFAULT_ENGINE, ENGINE_NAMES
+from cepcli.automata.adaptive import build_adaptive
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import build_tree
@@ -17,6 +18,7 @@ from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.parser import parse_query
+from cepcli.runtime.adaptive import evaluate_adaptive
 from cepcli.runtime.chain import evaluate_chain
 from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
@@ -51,6 +53,9 @@ ENGINES: dict[str, Engine] = {
     "post-processing": Engine("post-processing", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
     "first-chance": Engine("first-chance", _chain(Negation.FIRST_CHANCE), evaluate_chain, lazy=True),
     "tree": Engine("tree", lambda pattern, order: build_tree(pattern), evaluate_tree, lazy=False),
+    "adaptive": Engine(
+        "adaptive", lambda pattern, order: build_adaptive(pattern), evaluate_adaptive, lazy=False
+    ),
 }
 
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from math import perm
 
+from cepcli.automata.adaptive import AdaptiveNfa
 from cepcli.automata.chain import Action, Chain, ChainNfa, Negation
 from cepcli.automata.eager import EagerBranch, EagerNfa
 from cepcli.automata.placement import Placement
@@ -71,6 +72,18 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             return Explanation(
                 engine, automaton.order, order_source, branches, views, notes if len(views) > 1 else ()
             )
+        case AdaptiveNfa():
+            views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.tree.branches))
+            windows = automaton.segment // max(pattern.window, 1)
+            how = (
+                f"adaptive: time is cut into segments of {windows} windows; a segment runs the eager NFA"
+                f" when the variables' event counts in the segment before it are within 1:{automaton.ratio:g}"
+                " of each other, else this tree (the stats say which, and when it changed)"
+                if automaton.eager is not None
+                else "adaptive: this pattern always runs the tree (it has a Kleene variable, or its eager NFA"
+                " would be too large)"
+            )
+            return Explanation(engine, (), "", branches, views, (how,))
         case TreeNfa():
             views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.branches))
             note = (

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from cepcli.automata import adaptive
 from cepcli.engines import ENGINES
 from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
@@ -38,11 +41,27 @@ def run_engine(
         order = _order(how, compiled.pattern)
     job = Job(compiled, inputs, RunOptions(name, order), stdin=io.BytesIO(csv_text.encode()))
     found: set[MatchKey] = set()
-    for match in job.matches():
-        key = frozenset(match.key)
-        assert key not in found, f"{engine} reported {sorted(key)} twice"
-        found.add(key)
+    with _segments(how if name == "adaptive" else ""):
+        for match in job.matches():
+            key = frozenset(match.key)
+            assert key not in found, f"{engine} reported {sorted(key)} twice"
+            found.add(key)
     return found, job.stats
+
+
+@contextmanager
+def _segments(how: str) -> Iterator[None]:
+    """``adaptive:w1``: segments of one window, and eager wherever every variable had an
+    event in the segment before; ``adaptive:half``: segments of half a window (an event is
+    in up to five segments' inputs), the same choice. Many segment borders, and switches
+    between the engines."""
+    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO
+    if how:
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = {"w1": 1.0, "half": 0.5}[how], float("inf")
+    try:
+        yield
+    finally:
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = saved
 
 
 def _order(how: str, pattern: Pattern) -> tuple[str, ...]:

@@ -22,6 +22,9 @@ ENGINES = [
     "first-chance:reverse",
     "first-chance:shuffle",
     "tree",
+    "adaptive",
+    "adaptive:w1",
+    "adaptive:half",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

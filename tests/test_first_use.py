@@ -152,7 +152,7 @@ def test_run_help_is_in_sections_with_the_engines_described() -> None:
         "Other:",
     ], sections
     engine_help = " ".join(result.output.split("Engine:")[1].split("Output:")[0].split())
-    for name in ("tree:", "chain:", "first-chance", "post-processing", "eager:"):
+    for name in ("tree:", "adaptive:", "chain:", "first-chance", "post-processing", "eager:"):
         assert name in engine_help
     assert "Examples:" in result.output and "cepcli run -e" in result.output
 
@@ -178,6 +178,7 @@ def test_shell_completion_completes_engines() -> None:
         "first-chance",
         "post-processing",
         "eager",
+        "adaptive",
     }
 
 

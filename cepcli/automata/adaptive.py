@@ -1,0 +1,55 @@
+"""The adaptive engine (issue 15), as data: the eager NFA and the lazy Tree NFA of one
+pattern, and how the runtime chooses between them segment by segment
+(``cepcli.runtime.adaptive``).
+
+The eager NFA is left out (``None``: always the tree) when the pattern has a Kleene
+variable, whose eager instances grow with every subset of its candidates, or when the
+eager NFA would be too large to build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cepcli.automata.eager import EagerNfa, build_eager
+from cepcli.automata.tree import TreeNfa, build_tree
+from cepcli.errors import EngineError
+from cepcli.plan.pattern import Pattern
+
+# A segment spans this many windows: the runtimes of two neighbouring segments both see
+# the 2W where their inputs overlap, so longer segments cost less (1/16 more events at 32).
+SEGMENT_WINDOWS: float = 32
+# Eager when the rarest and the most frequent variable are within this factor in the last
+# segment: the break-even of lazy evaluation on the flights (BENCHMARKS.md, ratio sweep:
+# 1.0-1.1x eager at 1:9, 0.6-0.7x at 1:3, 2.4x from 1:29).
+RATIO = 9.0
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveNfa:
+    pattern: Pattern
+    eager: EagerNfa | None  # None: the tree everywhere
+    tree: TreeNfa
+    segment: int  # nanoseconds (from the first event)
+    ratio: float
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return ()  # chosen at run time
+
+
+def build_adaptive(
+    pattern: Pattern, segment_windows: float | None = None, ratio: float | None = None
+) -> AdaptiveNfa:
+    """The engine's automata; ``segment_windows`` and ``ratio`` default to the module's
+    ``SEGMENT_WINDOWS`` and ``RATIO`` as they are when it is built (the tests vary them)."""
+    segment_windows = SEGMENT_WINDOWS if segment_windows is None else segment_windows
+    ratio = RATIO if ratio is None else ratio
+    eager = None
+    if not any(v.kleene for v in pattern.variables):
+        try:
+            eager = build_eager(pattern)
+        except EngineError:
+            eager = None  # too many states for eager: the tree only
+    segment = max(1, int(pattern.window * segment_windows))
+    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio)

@@ -1,0 +1,160 @@
+"""Runs an ``AdaptiveNfa``: eager or lazy evaluation, chosen segment by segment from the
+rates measured in the stream.
+
+Time is cut into segments of ``segment`` nanoseconds from the first event. Segment ``k``
+owns ``[b_k, b_(k+1))`` and is evaluated by its own runtime, which receives every event of
+``[b_k - W, b_(k+1) + W]`` (so the window, and leading, trailing or enclosed negations, are
+judged on everything they depend on) and reports only the matches whose earliest event
+it owns: each match exactly once, as with the Spark shards. Neighbouring segments run side
+by side over the ``2W`` where their inputs overlap; a segment ends when the first event
+past its input arrives (or the stream ends), and its runtime is dropped.
+
+When a segment starts, the runtime is chosen from the events each positive variable could
+use in the segment before it: the eager NFA when the rarest and the most frequent are
+within ``ratio`` of each other (at equal rates lazy evaluation stores every event and
+evaluates from the buffer for nothing), else the lazy Tree NFA. Each runtime counts its
+work in its own ``Stats``, added to the run's when it ends (peaks: the largest of one
+segment's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from cepcli.automata.adaptive import AdaptiveNfa
+from cepcli.events import Event, Schema
+from cepcli.runtime.eager import EagerRuntime
+from cepcli.runtime.loop import Runtime, drive
+from cepcli.runtime.matches import Match
+from cepcli.runtime.stats import Stats
+from cepcli.runtime.tree import TreeRuntime
+
+# Counters a segment's runtime adds to the run's; and the peaks, of which the run keeps the largest.
+_SUMS = (
+    "instances_created",
+    "instances_deleted",
+    "buffer_insertions",
+    "buffer_removals",
+    "predicate_evaluations",
+)
+_PEAKS = ("peak_instances", "peak_buffered_events")
+SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
+
+
+class _Segment:
+    __slots__ = ("index", "low", "high", "engine", "runtime", "stats")
+
+    def __init__(self, index: int, low: int, high: int, engine: str, runtime: Runtime, stats: Stats) -> None:
+        self.index, self.low, self.high = index, low, high
+        self.engine, self.runtime, self.stats = engine, runtime, stats
+
+
+class AdaptiveRuntime:
+    def __init__(self, nfa: AdaptiveNfa, schema: Schema, stats: Stats) -> None:
+        self.nfa, self.schema, self.stats = nfa, schema, stats
+        self.window = nfa.pattern.window
+        self.segment = nfa.segment
+        self.bits = [v.bit for v in nfa.pattern.variables if not v.negated]
+        self.origin: int | None = None
+        self.live: list[_Segment] = []
+        self.next_index = 0
+        self.counts: dict[int, list[int]] = {}  # segment -> events each positive variable could use
+        self.engines = {"eager": 0, "tree": 0}
+        self.switches: list[dict[str, object]] = []
+        self.switch_count = 0
+        self.last_engine = ""
+
+    def process(self, event: Event) -> Iterator[Match]:
+        ts = event.ts
+        if self.origin is None:
+            self.origin = ts
+        origin, segment, window = self.origin, self.segment, self.window
+        while self.live and self.live[0].high + window < ts:  # past its input: it can decide everything
+            yield from self._end(self.live.pop(0))
+        first = max(0, -((window - ts + origin) // segment) - 1)  # the first segment whose input reaches ts
+        last = (ts + window - origin) // segment  # the last segment whose input has begun
+        for index in range(max(self.next_index, first), last + 1):
+            self.live.append(self._start(index))
+        self.next_index = max(self.next_index, last + 1)
+        if event.mask:
+            owner = self.counts.setdefault((ts - origin) // segment, [0] * len(self.bits))
+            for i, bit in enumerate(self.bits):
+                if event.mask >> bit & 1:
+                    owner[i] += 1
+        for part in self.live:
+            if part.low - window <= ts:
+                for match in part.runtime.process(event):
+                    if part.low <= match.first_ts < part.high:
+                        yield match
+
+    def finish(self) -> Iterator[Match]:
+        while self.live:
+            yield from self._end(self.live.pop(0))
+
+    def report(self) -> None:
+        extra = self.stats.extra
+        extra["adaptive_segments"] = dict(self.engines)
+        extra["adaptive_segment_seconds"] = self.segment / 1e9
+        extra["adaptive_switches"] = self.switch_count
+        extra["adaptive_changes"] = self.switches
+
+    def _start(self, index: int) -> _Segment:
+        assert self.origin is not None
+        engine, ratio = self._choose(index)
+        stats = Stats(
+            engine=engine, max_subsets=self.stats.max_subsets, max_instances=self.stats.max_instances
+        )
+        stats.on_warning = self.stats.warn
+        runtime: Runtime
+        if engine == "eager":
+            assert self.nfa.eager is not None
+            runtime = EagerRuntime(self.nfa.eager, self.schema, stats)
+        else:
+            runtime = TreeRuntime(self.nfa.tree, self.schema, stats)
+        self.engines[engine] += 1
+        if engine != self.last_engine:
+            self.switch_count += 1
+            if len(self.switches) < SWITCHES_KEPT:
+                self.switches.append({"segment": index, "engine": engine, "ratio": ratio})
+            self.last_engine = engine
+        low = self.origin + index * self.segment
+        return _Segment(index, low, low + self.segment, engine, runtime, stats)
+
+    def _choose(self, index: int) -> tuple[str, float | None]:
+        """Eager when the variables' counts in the latest segment that has events are
+        within ``ratio`` of each other; else (or with nothing measured yet) the tree."""
+        if self.nfa.eager is None:
+            return "tree", None
+        measured = [k for k in self.counts if k < index]
+        if not measured:
+            return "tree", None
+        counts = self.counts[max(measured)]
+        for k in [k for k in self.counts if k < max(measured)]:
+            del self.counts[k]  # only the latest is ever read
+        if min(counts) == 0:
+            return "tree", None
+        ratio = max(counts) / min(counts)
+        return ("eager" if ratio <= self.nfa.ratio else "tree"), round(ratio, 3)
+
+    def _end(self, part: _Segment) -> Iterator[Match]:
+        try:
+            for match in part.runtime.finish():
+                if part.low <= match.first_ts < part.high:
+                    yield match
+        finally:
+            part.runtime.report()
+            self._add(part.stats)
+
+    def _add(self, done: Stats) -> None:
+        stats = self.stats
+        for name in _SUMS:
+            setattr(stats, name, getattr(stats, name) + getattr(done, name))
+        for name in _PEAKS:
+            setattr(stats, name, max(getattr(stats, name), getattr(done, name)))
+
+
+def evaluate_adaptive(
+    nfa: AdaptiveNfa, events: Iterable[Event], schema: Schema, stats: Stats
+) -> Iterator[Match]:
+    """Run the adaptive engine over relevant events, yielding matches as found."""
+    return drive(AdaptiveRuntime(nfa, schema, stats), events, stats)

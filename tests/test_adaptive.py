@@ -1,0 +1,60 @@
+"""The adaptive engine (README "Engines"): eager where the variables' rates are alike, the
+tree where they differ, chosen per time segment; the same matches as every engine (the
+oracle tests run it with the case table and the hypothesis properties, with segments of a
+window and of half a window: tests/test_cases.py)."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from cepcli.automata.adaptive import SEGMENT_WINDOWS
+from cepcli.cli import cli
+from tests.harness import run_engine
+
+QUERY = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 2 s"
+
+
+def _burst() -> str:
+    """600 s: A and B every second and C every 50 s (1:50), then 200 s of A, B and C every
+    second each (1:1), then 1:50 again. Segments are 32 windows (64 s)."""
+    rows = ["type,ts,x"]
+    for t in range(600):
+        kinds = "ABC" if 200 <= t < 400 or t % 50 == 0 else "AB"
+        rows += [f"{kind},{t}.{i},{(t * 7 + i) % 11}" for i, kind in enumerate(kinds)]
+    return "\n".join(rows) + "\n"
+
+
+def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
+    assert SEGMENT_WINDOWS == 32
+    data = _burst()
+    adaptive, stats = run_engine(QUERY, data, "adaptive")
+    eager, _ = run_engine(QUERY, data, "eager")
+    tree, _ = run_engine(QUERY, data, "tree")
+    assert adaptive == eager == tree and len(adaptive) > 100
+    changes = stats.extra["adaptive_changes"]
+    assert [c["engine"] for c in changes] == ["tree", "eager", "tree"]  # type: ignore[index]
+    segments = [c["segment"] for c in changes]  # type: ignore[index]
+    # Segment k is [64k, 64(k+1)) s; it starts when its input does (64k - 2 s) and is chosen
+    # from what the segment before it has counted by then: the burst begins in segment 3
+    # (192-254 s counted: 62 A, 54 C), so segment 4 is the first eager one; segment 6
+    # (384-446 s) still holds 16 s of the burst (62 A, 17 C: 1:3.6), so segment 7 runs eager
+    # too, and segment 8 (after 62 s of 1:50) is the tree again.
+    assert segments == [0, 4, 8]
+    assert changes[1]["ratio"] == round(62 / 54, 3)  # type: ignore[index]
+    assert stats.extra["adaptive_segments"] == {"eager": 4, "tree": 6}
+    assert stats.extra["adaptive_switches"] == 3
+
+
+def test_a_kleene_pattern_always_runs_the_tree() -> None:
+    query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 2 s"
+    data = "type,ts,x\n" + "".join(f"{k},{t}.{i},1\n" for t in range(300) for i, k in enumerate("ABC"))
+    found, stats = run_engine(query, data, "adaptive")
+    assert found == run_engine(query, data, "tree")[0]
+    assert stats.extra["adaptive_segments"]["eager"] == 0  # type: ignore[index]
+
+
+def test_explain_says_how_it_chooses() -> None:
+    result = CliRunner().invoke(cli, ["explain", "-e", QUERY, "--engine", "adaptive"])
+    assert result.exit_code == 0, result.output
+    assert "adaptive: time is cut into segments of 32 windows; a segment runs the eager NFA" in result.output
+    assert "within 1:9 of each other, else this tree" in result.output
