@@ -51,13 +51,13 @@ def run_engine(
 
 @contextmanager
 def _segments(how: str) -> Iterator[None]:
-    """``adaptive:w1``: segments of one window, and eager wherever every variable had an
+    """``adaptive:w4``: segments of four windows, and eager wherever every variable had an
     event in the segment before; ``adaptive:half``: segments of half a window (an event is
-    in up to five segments' inputs), the same choice. Many segment borders, and switches
-    between the engines."""
+    in up to five segments' inputs, no time is away from a border), the same choice. Many
+    segment borders, and switches between the engines."""
     saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO
     if how:
-        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = {"w1": 1.0, "half": 0.5}[how], float("inf")
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = {"w4": 4.0, "half": 0.5}[how], float("inf")
     try:
         yield
     finally:

@@ -1,7 +1,7 @@
 """The adaptive engine (README "Engines"): eager where the variables' rates are alike, the
 tree where they differ, chosen per time segment; the same matches as every engine (the
-oracle tests run it with the case table and the hypothesis properties, with segments of a
-window and of half a window: tests/test_cases.py)."""
+oracle tests run it with the case table and the hypothesis properties, with segments of four
+windows and of half a window: tests/test_cases.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ ENGINES = [
     "first-chance:shuffle",
     "tree",
     "adaptive",
-    "adaptive:w1",
+    "adaptive:w4",
     "adaptive:half",
 ]
 

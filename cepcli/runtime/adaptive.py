@@ -19,6 +19,7 @@ segment's).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.adaptive import AdaptiveNfa
@@ -58,13 +59,30 @@ class AdaptiveRuntime:
         self.origin: int | None = None
         self.live: list[_Segment] = []
         self.next_index = 0
-        self.counts: dict[int, list[int]] = {}  # segment -> events each positive variable could use
+        # events per variable mask in the segment that owns the latest event, and in the one before
+        self.tally: Counter[int] = Counter()
+        self.tally_index = -1
+        self.previous: Counter[int] = Counter()
+        self.calm_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
         self.engines = {"eager": 0, "tree": 0}
         self.switches: list[dict[str, object]] = []
         self.switch_count = 0
         self.last_engine = ""
 
     def process(self, event: Event) -> Iterator[Match]:
+        ts = event.ts
+        if ts < self.calm_until:  # inside one segment, away from its borders
+            if event.mask:
+                self.tally[event.mask] += 1
+            part = self.live[0]
+            low, high = part.low, part.high
+            for match in part.runtime.process(event):
+                if low <= match.first_ts < high:
+                    yield match
+            return
+        yield from self._at_borders(event)
+
+    def _at_borders(self, event: Event) -> Iterator[Match]:
         ts = event.ts
         if self.origin is None:
             self.origin = ts
@@ -76,11 +94,12 @@ class AdaptiveRuntime:
         for index in range(max(self.next_index, first), last + 1):
             self.live.append(self._start(index))
         self.next_index = max(self.next_index, last + 1)
+        owner = (ts - origin) // segment
+        if owner != self.tally_index:
+            self.previous, self.tally, self.tally_index = self.tally, Counter(), owner
         if event.mask:
-            owner = self.counts.setdefault((ts - origin) // segment, [0] * len(self.bits))
-            for i, bit in enumerate(self.bits):
-                if event.mask >> bit & 1:
-                    owner[i] += 1
+            self.tally[event.mask] += 1
+        self.calm_until = self.live[0].high - window if len(self.live) == 1 else ts
         for part in self.live:
             if part.low - window <= ts:
                 for match in part.runtime.process(event):
@@ -125,13 +144,9 @@ class AdaptiveRuntime:
         within ``ratio`` of each other; else (or with nothing measured yet) the tree."""
         if self.nfa.eager is None:
             return "tree", None
-        measured = [k for k in self.counts if k < index]
-        if not measured:
-            return "tree", None
-        counts = self.counts[max(measured)]
-        for k in [k for k in self.counts if k < max(measured)]:
-            del self.counts[k]  # only the latest is ever read
-        if min(counts) == 0:
+        tally = self.tally if self.tally_index < index else self.previous
+        counts = [sum(n for mask, n in tally.items() if mask >> bit & 1) for bit in self.bits]
+        if not counts or min(counts) == 0:
             return "tree", None
         ratio = max(counts) / min(counts)
         return ("eager" if ratio <= self.nfa.ratio else "tree"), round(ratio, 3)
