@@ -35,12 +35,13 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     assert [c["engine"] for c in changes] == ["tree", "eager", "tree"]  # type: ignore[index]
     segments = [c["segment"] for c in changes]  # type: ignore[index]
     # Segment k is [64k, 64(k+1)) s; it starts when its input does (64k - 2 s) and is chosen
-    # from what the segment before it has counted by then: the burst begins in segment 3
-    # (192-254 s counted: 62 A, 54 C), so segment 4 is the first eager one; segment 6
-    # (384-446 s) still holds 16 s of the burst (62 A, 17 C: 1:3.6), so segment 7 runs eager
-    # too, and segment 8 (after 62 s of 1:50) is the tree again.
+    # from what the segment before it counted: its events until the segment before that one
+    # ended, and those of the 4 windows (8 s) before the new one starts. The burst (200-400 s)
+    # fills segment 3's last 8 s (246-253 s: 8 A, 8 C; and 3 A at 192-194 s), so segment 4
+    # is the first eager one; segment 7's last 8 s (502-509 s) have no C: segment 8 is the
+    # tree again.
     assert segments == [0, 4, 8]
-    assert changes[1]["ratio"] == round(62 / 54, 3)  # type: ignore[index]
+    assert changes[1]["ratio"] == round(11 / 8, 3)  # type: ignore[index]
     assert stats.extra["adaptive_segments"] == {"eager": 4, "tree": 6}
     assert stats.extra["adaptive_switches"] == 3
 

@@ -18,6 +18,7 @@ order the counters prescribe at that moment.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cepcli.automata.chain import Action, Negation, first_chance_dependencies, group_by_attribute
 from cepcli.automata.placement import Placement, at_accept, place
@@ -83,9 +84,11 @@ def _branch(branch: Branch, negation: Negation) -> TreeBranch:
     return TreeBranch(branch, positives, kleene, triggers, tuple(placed.items()), post, at_accept(branch))
 
 
+@lru_cache(maxsize=4096)
 def tree_state(tree: TreeBranch, ord: tuple[str, ...]) -> TreeState:
     """The state ``q_ord``, made when an instance first reaches it; the runtime keeps
-    it while instances are in it (lazy instantiation)."""
+    it while instances are in it (lazy instantiation). The state is data: made once per
+    tree and ``ord`` (the adaptive engine starts a tree runtime per time segment)."""
     branch = tree.branch
     taken = frozenset(ord)
     left = [v for v in tree.positives if v not in taken]

@@ -9,8 +9,10 @@ it owns: each match exactly once, as with the Spark shards. Neighbouring segment
 by side over the ``2W`` where their inputs overlap; a segment ends when the first event
 past its input arrives (or the stream ends), and its runtime is dropped.
 
-When a segment starts, the runtime is chosen from the events each positive variable could
-use in the segment before it: the eager NFA when the rarest and the most frequent are
+When a segment starts (a window before its time), the runtime is chosen from the events
+each positive variable could use in the segment before it, counted in its first window and
+in the ``MEASURED`` windows before the new segment starts (elsewhere an event costs one
+comparison on top of its runtime's work): the eager NFA when the rarest and the most frequent are
 within ``ratio`` of each other (at equal rates lazy evaluation stores every event and
 evaluates from the buffer for nothing), else the lazy Tree NFA. Each runtime counts its
 work in its own ``Stats``, added to the run's when it ends (peaks: the largest of one
@@ -40,14 +42,16 @@ _SUMS = (
 )
 _PEAKS = ("peak_instances", "peak_buffered_events")
 SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
+MEASURED = 4  # the rates are counted over the last windows before a segment starts
 
 
 class _Segment:
-    __slots__ = ("index", "low", "high", "engine", "runtime", "stats")
+    __slots__ = ("index", "low", "high", "engine", "runtime", "stats", "clean")
 
     def __init__(self, index: int, low: int, high: int, engine: str, runtime: Runtime, stats: Stats) -> None:
         self.index, self.low, self.high = index, low, high
         self.engine, self.runtime, self.stats = engine, runtime, stats
+        self.clean = False  # whether every match it finds or releases from now on is its own
 
 
 class AdaptiveRuntime:
@@ -63,24 +67,29 @@ class AdaptiveRuntime:
         self.tally: Counter[int] = Counter()
         self.tally_index = -1
         self.previous: Counter[int] = Counter()
-        self.calm_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
+        self.count_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
+        self.calm_until = -(1 << 64)  # ... and before this one its events are not counted
         self.engines = {"eager": 0, "tree": 0}
         self.switches: list[dict[str, object]] = []
         self.switch_count = 0
         self.last_engine = ""
 
-    def process(self, event: Event) -> Iterator[Match]:
+    def process(self, event: Event) -> Iterable[Match]:
         ts = event.ts
-        if ts < self.calm_until:  # inside one segment, away from its borders
-            if event.mask:
+        if ts < self.count_until:  # inside one segment, away from its borders
+            if ts >= self.calm_until and event.mask:  # its last windows before the next starts: counted
                 self.tally[event.mask] += 1
             part = self.live[0]
+            if part.clean:  # every match it can find or release now is its own
+                return part.runtime.process(event)
             low, high = part.low, part.high
-            for match in part.runtime.process(event):
-                if low <= match.first_ts < high:
-                    yield match
-            return
-        yield from self._at_borders(event)
+            out = [m for m in part.runtime.process(event) if low <= m.first_ts < high]
+            # past low + W, a match waiting for the end of its window that began before low
+            # has just come out (and been left to the segment before); one found from now on
+            # begins after ts - W > low, and before ts < high - W: its own
+            part.clean = ts > low + self.window
+            return out
+        return list(self._at_borders(event))
 
     def _at_borders(self, event: Event) -> Iterator[Match]:
         ts = event.ts
@@ -99,7 +108,10 @@ class AdaptiveRuntime:
             self.previous, self.tally, self.tally_index = self.tally, Counter(), owner
         if event.mask:
             self.tally[event.mask] += 1
-        self.calm_until = self.live[0].high - window if len(self.live) == 1 else ts
+        # one segment live: the fast path until the next one starts, counting from MEASURED windows before
+        alone = len(self.live) == 1
+        self.count_until = self.live[0].high - window if alone else ts
+        self.calm_until = self.live[0].high - (MEASURED + 1) * window if alone else ts
         for part in self.live:
             if part.low - window <= ts:
                 for match in part.runtime.process(event):

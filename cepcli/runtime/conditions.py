@@ -142,8 +142,24 @@ class _Codegen:
         raise TypeError(expr)
 
 
+_COMPILED: dict[tuple[object, ...], CompiledCondition] = {}  # the functions are pure: shared
+_COMPILED_KEPT = 4096
+
+
 def compile_condition(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCondition:
-    """One Python function for one condition; ``slots`` maps variable names to ``m`` indexes."""
+    """One Python function for one condition; ``slots`` maps variable names to ``m`` indexes.
+    Compiled once per (condition, slots, schema): the adaptive engine builds a runtime per
+    time segment."""
+    key = (expr, tuple(sorted(slots.items())), schema)
+    fn = _COMPILED.get(key)
+    if fn is None:
+        if len(_COMPILED) >= _COMPILED_KEPT:
+            _COMPILED.clear()
+        fn = _COMPILED[key] = _compile(expr, slots, schema)
+    return fn
+
+
+def _compile(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCondition:
     unit = schema.time_unit
     gen = _Codegen(slots, schema)
     body = gen.boolean(to_nnf(expr))
