@@ -198,3 +198,22 @@ def test_shard_bounds_are_weighted_quantiles_of_the_split_samples() -> None:
     assert quantiles([([1, 2, 3], 3), ([10, 11, 12, 13], 300)], 2) == (11,)
     assert quantiles([([], 0), ([5], 1)], 3) == (5,)  # fewer distinct times than shards
     assert quantiles([], 4) == ()
+
+
+def test_a_part_adds_every_work_counter_and_its_peaks() -> None:
+    """What a Spark shard (or an adaptive segment) did is added to the whole run's stats:
+    deletions and buffer removals too (they are part of ``memory_operations``)."""
+    from cepcli.runtime.stats import Stats, add_part, part_work
+
+    whole = Stats(instances_created=1, peak_instances=9)
+    for part in (
+        Stats(
+            instances_created=5, instances_deleted=4, buffer_insertions=7, buffer_removals=6, peak_instances=3
+        ),
+        Stats(predicate_evaluations=2, buffer_removals=1, peak_buffered_events=8),
+    ):
+        add_part(whole, json.loads(json.dumps(part_work(part))))  # as a shard sends it
+    assert (whole.instances_created, whole.instances_deleted) == (6, 4)
+    assert (whole.buffer_insertions, whole.buffer_removals, whole.predicate_evaluations) == (7, 7, 2)
+    assert (whole.peak_instances, whole.peak_buffered_events) == (9, 8)
+    assert whole.memory_operations == 6 + 4 + 7 + 7

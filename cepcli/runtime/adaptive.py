@@ -29,18 +29,9 @@ from cepcli.events import Event, Schema
 from cepcli.runtime.eager import EagerRuntime
 from cepcli.runtime.loop import Runtime, drive
 from cepcli.runtime.matches import Match
-from cepcli.runtime.stats import Stats
+from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.runtime.tree import TreeRuntime
 
-# Counters a segment's runtime adds to the run's; and the peaks, of which the run keeps the largest.
-_SUMS = (
-    "instances_created",
-    "instances_deleted",
-    "buffer_insertions",
-    "buffer_removals",
-    "predicate_evaluations",
-)
-_PEAKS = ("peak_instances", "peak_buffered_events")
 SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
 MEASURED = 4  # the rates are counted over the last windows before a segment starts
 
@@ -170,14 +161,7 @@ class AdaptiveRuntime:
                     yield match
         finally:
             part.runtime.report()
-            self._add(part.stats)
-
-    def _add(self, done: Stats) -> None:
-        stats = self.stats
-        for name in _SUMS:
-            setattr(stats, name, getattr(stats, name) + getattr(done, name))
-        for name in _PEAKS:
-            setattr(stats, name, max(getattr(stats, name), getattr(done, name)))
+            add_part(self.stats, part_work(part.stats))
 
 
 def evaluate_adaptive(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from cepcli.errors import LimitError
@@ -124,6 +124,31 @@ class Stats:
             **({"series": self.series} if self.every else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
         }
+
+
+# The work counters of a part of one evaluation (a Spark shard, a segment of the adaptive
+# engine), which the whole sums; and the peaks, of which the whole keeps the largest part's.
+PART_SUMS = (
+    "predicate_evaluations",
+    "instances_created",
+    "instances_deleted",
+    "buffer_insertions",
+    "buffer_removals",
+)
+PART_PEAKS = ("peak_instances", "peak_buffered_events")
+
+
+def part_work(stats: Stats) -> dict[str, int]:
+    """A part's work counters and peaks, as plain data (a Spark shard sends them)."""
+    return {key: int(getattr(stats, key)) for key in PART_SUMS + PART_PEAKS}
+
+
+def add_part(stats: Stats, part: Mapping[str, object]) -> None:
+    """Add a part's work (``part_work``) to the whole's counters."""
+    for key in PART_SUMS:
+        setattr(stats, key, getattr(stats, key) + int(part.get(key, 0)))  # type: ignore[call-overload]
+    for key in PART_PEAKS:
+        setattr(stats, key, max(getattr(stats, key), int(part.get(key, 0))))  # type: ignore[call-overload]
 
 
 def too_many_instances(engine: str, limit: int) -> str:

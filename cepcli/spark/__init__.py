@@ -42,7 +42,7 @@ from cepcli.events import Event, Schema
 from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
-from cepcli.runtime.stats import Stats
+from cepcli.runtime.stats import Stats, add_part
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.reading import ROW, TS, Reading, arrow_schema, read_split, ship_types
@@ -53,14 +53,6 @@ from cepcli.spark.splits import Split
 __all__ = ["OUTPUT_FORMATS", "SparkError", "SparkOptions", "run_spark"]
 
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
-_SUMS = (
-    "predicate_evaluations",
-    "instances_created",
-    "instances_deleted",
-    "buffer_insertions",
-    "buffer_removals",
-)
-_PEAKS = ("peak_instances", "peak_buffered_events")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
 
 
@@ -618,10 +610,7 @@ def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
     if limits:
         raise LimitError(limits[0])
     for part in parts:
-        for key in _SUMS:
-            setattr(stats, key, getattr(stats, key) + int(part.get(key, 0)))
-        for key in _PEAKS:
-            setattr(stats, key, max(getattr(stats, key), int(part.get(key, 0))))
+        add_part(stats, part)
     stats.extra["spark_shards"] = [
         {
             "shard": p["shard"],

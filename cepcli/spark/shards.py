@@ -26,7 +26,7 @@ from cepcli.errors import LimitError
 from cepcli.events import Event
 from cepcli.job import compile_text
 from cepcli.output import flat_row, match_object
-from cepcli.runtime.stats import Stats
+from cepcli.runtime.stats import Stats, part_work
 from cepcli.spark.reading import MASK, ROW, TS, Reading
 
 SHARD = "__cepcli_shard"
@@ -91,6 +91,7 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     except LimitError as err:
         limit = str(err)
     summary = stats.as_dict()
+    summary.update(part_work(stats))
     summary.update(
         {
             "shard": shard,
