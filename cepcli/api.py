@@ -27,7 +27,7 @@ from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import KIND_NAMES
-from cepcli.sources.options import CHUNK_ROWS, InputOptions
+from cepcli.sources.options import InputOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,7 +101,7 @@ def find(
     kinds: tuple[tuple[str, Kind], ...] = tuple(
         (name, KIND_NAMES[kind.lower()]) for name, kind in (schema or {}).items()
     )
-    given = {
+    arguments: dict[str, object] = {
         "format": input_format,
         "type_col": type_col,
         "time_col": time_col,
@@ -115,25 +115,15 @@ def find(
         "null_values": null_values,
         "schema": schema,
     }
-    options = InputOptions(
-        path=path,
-        format=input_format,
-        type_col=type_col or "type",
-        time_col=time_col or "ts",
-        time_format=time_format,
-        time_unit=time_unit,
-        header=header is not False,
+    given = {k for k, v in arguments.items() if v is not None}  # the rest: the query's, else the defaults
+    values = {k: arguments[k] for k in given}
+    values.update(
         columns=tuple(columns) if columns else None,
-        sort=bool(sort),
-        chunk_rows=chunk_rows or CHUNK_ROWS,
-        on_bad_row=on_bad_row or "fail",
         null_values=tuple(null_values) if null_values is not None else None,
         schema=kinds,
     )
     parsed = parse_query(query)
-    options = with_query_options(
-        options, query, "<query>", {k for k, v in given.items() if v is not None}, parsed
-    )
+    options = with_query_options(InputOptions(path=path, **values), parsed, query, "<query>", given)  # type: ignore[arg-type]
     compiled = compile_text(query, "<query>", options.unit, parsed)
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))

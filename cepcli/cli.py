@@ -156,7 +156,7 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
     ctx = click.get_current_context()
     given = {_FIELD.get(p, p) for p in kw if ctx.get_parameter_source(p) is not ParameterSource.DEFAULT}
     parsed = parse_query(text, name)  # once: the input options, then the pattern
-    inputs = with_query_options(_input(kw, check=False), text, name, given, parsed)
+    inputs = with_query_options(_input(kw, check=False), parsed, text, name, given)
     inputs.check()
     return compile_text(text, name, inputs.unit, parsed), inputs
 

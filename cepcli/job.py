@@ -23,7 +23,6 @@ from cepcli.explain import Explanation, explain
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.checks import check_schema, text_orderings
-from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
@@ -72,21 +71,16 @@ def compile_file(query_path: str, time_unit: int = 10**9) -> Compiled:
 
 
 def with_query_options(
-    options: InputOptions,
-    text: str,
-    name: str = "<query>",
-    given: Collection[str] = (),
-    parsed: Query | None = None,
+    options: InputOptions, parsed: Query, text: str, name: str = "<query>", given: Collection[str] = ()
 ) -> InputOptions:
     """``options`` with the input options of the query's ``FROM ... WITH (...)`` applied,
     except those named in ``given`` (set on the command line or in the call: they win).
-    Run before compiling: ``time_unit`` decides what a bare WITHIN number means. ``parsed``:
-    ``text`` already parsed (else it is parsed here)."""
+    ``parsed`` is ``text`` parsed (errors point into ``text``); run before compiling it:
+    ``time_unit`` decides what a bare WITHIN number means."""
     from cepcli.sources.kinds import parse_schema
 
     changes: dict[str, object] = {}
-    query = parsed if parsed is not None else parse_query(text, name)
-    for option in query.options:
+    for option in parsed.options:
         if option.name in given:
             continue
         value: object = option.value
