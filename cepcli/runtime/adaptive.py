@@ -37,11 +37,10 @@ MEASURED = 4  # the rates are counted over the last windows before a segment sta
 
 
 class _Segment:
-    __slots__ = ("index", "low", "high", "engine", "runtime", "stats", "clean")
+    __slots__ = ("low", "high", "runtime", "stats", "clean")
 
-    def __init__(self, index: int, low: int, high: int, engine: str, runtime: Runtime, stats: Stats) -> None:
-        self.index, self.low, self.high = index, low, high
-        self.engine, self.runtime, self.stats = engine, runtime, stats
+    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats) -> None:
+        self.low, self.high, self.runtime, self.stats = low, high, runtime, stats
         self.clean = False  # whether every match it finds or releases from now on is its own
 
 
@@ -103,11 +102,10 @@ class AdaptiveRuntime:
         alone = len(self.live) == 1
         self.count_until = self.live[0].high - window if alone else ts
         self.calm_until = self.live[0].high - (MEASURED + 1) * window if alone else ts
-        for part in self.live:
-            if part.low - window <= ts:
-                for match in part.runtime.process(event):
-                    if part.low <= match.first_ts < part.high:
-                        yield match
+        for part in self.live:  # every live segment's input has begun (index <= last)
+            for match in part.runtime.process(event):
+                if part.low <= match.first_ts < part.high:
+                    yield match
 
     def finish(self) -> Iterator[Match]:
         while self.live:
@@ -140,11 +138,11 @@ class AdaptiveRuntime:
                 self.switches.append({"segment": index, "engine": engine, "ratio": ratio})
             self.last_engine = engine
         low = self.origin + index * self.segment
-        return _Segment(index, low, low + self.segment, engine, runtime, stats)
+        return _Segment(low, low + self.segment, runtime, stats)
 
     def _choose(self, index: int) -> tuple[str, float | None]:
-        """Eager when the variables' counts in the latest segment that has events are
-        within ``ratio`` of each other; else (or with nothing measured yet) the tree."""
+        """Eager when the variables' counts in the segment before ``index`` (near its
+        borders) are within ``ratio`` of each other; else (or with nothing counted) the tree."""
         if self.nfa.eager is None:
             return "tree", None
         tally = self.tally if self.tally_index < index else self.previous
