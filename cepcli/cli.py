@@ -19,7 +19,15 @@ from click.core import ParameterSource
 from cepcli import DEFAULT_ENGINE, ENGINE_NAMES, __version__
 from cepcli.errors import CepError, EngineDisagreement, OutputError
 from cepcli.signals import WholeLines, exit_code
-from cepcli.sources.options import CHUNK_ROWS, FORMATS, MAX_ROW_BYTES, ON_BAD_ROW, TIME_UNITS, InputOptions
+from cepcli.sources.options import (
+    CHUNK_ROWS,
+    FORMATS,
+    MAX_ROW_BYTES,
+    ON_BAD_ROW,
+    TIME_UNITS,
+    InputOptions,
+    from_text,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -156,7 +164,7 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
     ctx = click.get_current_context()
     given = {_FIELD.get(p, p) for p in kw if ctx.get_parameter_source(p) is not ParameterSource.DEFAULT}
     parsed = parse_query(text, name)  # once: the input options, then the pattern
-    inputs = with_query_options(_input(kw, check=False), parsed, text, name, given)
+    inputs = with_query_options(_input(kw), parsed, text, name, given)
     inputs.check()
     return compile_text(text, name, inputs.unit, parsed), inputs
 
@@ -169,12 +177,11 @@ def _order(order: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in order.split(",")) if order else None
 
 
-def _input(kw: dict[str, Any], check: bool = True) -> InputOptions:
-    from cepcli.sources.kinds import parse_schema
-
-    columns = tuple(c.strip() for c in kw["columns"].split(",")) if kw["columns"] else None
-    nulls = tuple(v for v in kw["null_values"].split(",")) if kw["null_values"] is not None else None
-    options = InputOptions(
+def _input(kw: dict[str, Any]) -> InputOptions:
+    """The input options the command line gives (checked once the query's are added)."""
+    columns = from_text("columns", kw["columns"]) if kw["columns"] else None
+    nulls = from_text("null_values", kw["null_values"]) if kw["null_values"] is not None else None
+    return InputOptions(
         path=kw["input_path"],
         format=kw["input_format"],
         type_col=kw["type_col"],
@@ -188,11 +195,8 @@ def _input(kw: dict[str, Any], check: bool = True) -> InputOptions:
         on_bad_row=kw.get("on_bad_row", "fail"),
         max_row_bytes=kw.get("max_row_bytes"),
         null_values=nulls,
-        schema=parse_schema(kw["schema_text"]) if kw["schema_text"] else (),
+        schema=from_text("schema", kw["schema_text"]) if kw["schema_text"] else (),
     )
-    if check:
-        options.check()
-    return options
 
 
 # The sections of each command's --help: section -> the options in it (the rest: "Other").

@@ -25,7 +25,7 @@ from cepcli.query.ast import Query
 from cepcli.query.checks import check_schema, text_orderings
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.options import InputOptions
+from cepcli.sources.options import InputOptions, from_text
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.source import Source
 
@@ -77,24 +77,17 @@ def with_query_options(
     except those named in ``given`` (set on the command line or in the call: they win).
     ``parsed`` is ``text`` parsed (errors point into ``text``); run before compiling it:
     ``time_unit`` decides what a bare WITHIN number means."""
-    from cepcli.sources.kinds import parse_schema
-
     changes: dict[str, object] = {}
     for option in parsed.options:
         if option.name in given:
             continue
-        value: object = option.value
-        if option.name == "columns":
-            value = tuple(c.strip() for c in str(value).split(","))
-        elif option.name == "null_values":
-            value = tuple(str(value).split(","))
-        elif option.name == "schema":
-            try:
-                value = parse_schema(str(value))
-            except UsageError as err:
-                message = str(err).replace("--schema", "the input option schema")
-                raise QueryError(message, option.span).located(text, name) from None
-        changes[option.name] = value
+        try:
+            changes[option.name] = (
+                from_text(option.name, option.value) if isinstance(option.value, str) else option.value
+            )
+        except UsageError as err:  # a schema that is not col:kind pairs
+            message = str(err).replace("--schema", "the input option schema")
+            raise QueryError(message, option.span).located(text, name) from None
     return replace(options, **changes) if changes else options  # type: ignore[arg-type]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Kind
@@ -72,6 +73,20 @@ class InputOptions:
             raise UsageError(f"--input-format is one of {', '.join(FORMATS)}")
         if self.time_format is not None and self.time_unit is not None:
             raise UsageError("--time-format reads text dates; --time-unit reads numbers: give one of them")
+
+
+def from_text(field: str, text: str) -> Any:
+    """An input option written as text (a flag, or the query's ``WITH``) as ``InputOptions``
+    holds it: ``columns`` and ``null_values`` are comma lists, ``schema`` col:kind pairs."""
+    if field == "columns":
+        return tuple(c.strip() for c in text.split(","))
+    if field == "null_values":
+        return tuple(text.split(","))
+    if field == "schema":
+        from cepcli.sources.kinds import parse_schema
+
+        return parse_schema(text)
+    return text
 
 
 def format_of(path: str, given: str | None) -> str:
