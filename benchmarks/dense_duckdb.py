@@ -21,14 +21,12 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arrow_input import F3M, SCRATCH, _cepcli  # noqa: E402
+from arrow_input import F3M, SCRATCH, _cepcli, duckdb_count  # noqa: E402
 
 OPTIONS = ["--type-col", "origin", "--time-col", "date"]
 TO_ONE_PLACE = "a.destination = c.destination AND b.destination = c.destination"
@@ -64,20 +62,12 @@ def _queries(minutes: int) -> dict[str, tuple[str, str]]:
     }
 
 
-def _duckdb(where: str, scratch: Path) -> tuple[float, int]:
-    three = "f a, f c" if "NOT EXISTS" in where else "f a, f b, f c"
-    code = (
-        "import duckdb\n"
-        "con = duckdb.connect()\n"
-        f"con.execute(\"SET memory_limit='8GB'; SET enable_progress_bar=false;"
-        f" SET temp_directory='{scratch / 'duckdb'}'\")\n"
-        'con.execute("CREATE VIEW f AS SELECT row_number() OVER () AS r, date AS ts, origin, destination,'
-        f" delay FROM read_parquet('{F3M}')\")\n"
-        f'print(con.execute("SELECT count(*) FROM {three} WHERE {where}").fetchone()[0])\n'
+def _duckdb(where: str) -> tuple[float, int]:
+    view = (
+        f"SELECT row_number() OVER () AS r, date AS ts, origin, destination, delay FROM read_parquet('{F3M}')"
     )
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return time.perf_counter() - started, int(done.stdout.strip().splitlines()[-1])
+    joined = "f a, f c" if "NOT EXISTS" in where else "f a, f b, f c"
+    return duckdb_count(view, f"SELECT count(*) FROM {joined} WHERE {where}")
 
 
 def main() -> None:
@@ -105,7 +95,7 @@ def main() -> None:
                     walls[engine].append(wall)
                     matches[engine] = int(stats["matches"])  # type: ignore[call-overload]
                     seconds[engine] = float(stats["seconds"])  # type: ignore[arg-type]
-                wall, count = _duckdb(where, scratch)
+                wall, count = _duckdb(where)
                 walls["duckdb"].append(wall)
                 matches["duckdb"] = count
             medians = {k: statistics.median(v) for k, v in walls.items()}
