@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,38 @@ def _cepcli(query: str, data: Path, options: list[str], scratch: Path) -> tuple[
     command = [CLI, "run", str(q), "-i", str(data), *options, "--format", "jsonl", "-o", str(out)]
     wall = _wall([*command, "--stats-json", str(stats), "-q"])
     return wall, json.loads(stats.read_text())
+
+
+Run = Callable[[], tuple[float, int, float | None]]  # a whole process: wall s, matches, stats seconds
+
+
+def cepcli_counted(query: str, data: Path, options: list[str], scratch: Path) -> Run:
+    """A ``Run`` of ``cepcli run`` (see ``_cepcli``)."""
+
+    def run() -> tuple[float, int, float | None]:
+        wall, stats = _cepcli(query, data, options, scratch)
+        return wall, int(stats["matches"]), float(stats["seconds"])  # type: ignore[call-overload, arg-type]
+
+    return run
+
+
+def interleaved(
+    name: str, runs: dict[str, Run], repeat: int
+) -> tuple[dict[str, float], dict[str, int], dict[str, float], dict[str, list[float]]]:
+    """Every run ``repeat`` times, interleaved in each repeat (this machine is shared): the
+    median walls, the match counts (which must agree), the stats seconds and every wall."""
+    walls: dict[str, list[float]] = {run: [] for run in runs}
+    matches: dict[str, int] = {}
+    seconds: dict[str, float] = {}
+    for _ in range(repeat):
+        for run, call in runs.items():
+            wall, count, spent = call()
+            walls[run].append(wall)
+            matches[run] = count
+            if spent is not None:
+                seconds[run] = spent
+    assert len(set(matches.values())) == 1, f"{name}: the match counts differ: {matches}"
+    return {k: statistics.median(v) for k, v in walls.items()}, matches, seconds, walls
 
 
 def _csv_of_f3m() -> Path:
@@ -230,25 +263,17 @@ def part_flights(repeat: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         for name, (query, where) in FLIGHTS_QUERIES.items():
-            walls: dict[str, list[float]] = {"eager": [], "chain": [], "tree": [], "duckdb": []}
-            matches: dict[str, int] = {}
-            seconds: dict[str, float] = {}
-            for _ in range(repeat):
-                for engine in ("eager", "chain", "tree"):
-                    wall, stats = _cepcli(query, FLIGHTS, [*FLIGHTS_OPTIONS, "--engine", engine], scratch)
-                    walls[engine].append(wall)
-                    matches[engine] = int(stats["matches"])  # type: ignore[call-overload]
-                    seconds[engine] = float(stats["seconds"])  # type: ignore[arg-type]
-                wall, count = _duckdb_process(where)
-                walls["duckdb"].append(wall)
-                matches["duckdb"] = count
-            medians = {k: statistics.median(v) for k, v in walls.items()}
+            runs = {
+                engine: cepcli_counted(query, FLIGHTS, [*FLIGHTS_OPTIONS, "--engine", engine], scratch)
+                for engine in ("eager", "chain", "tree")
+            }
+            runs["duckdb"] = lambda where=where: (*_duckdb_process(where), None)
+            medians, matches, seconds, walls = interleaved(name, runs, repeat)
             for run, wall in medians.items():
                 print(
                     f"| {name} | {run} | {wall:.2f} | {seconds.get(run, '')} | {matches[run]:,}"
                     f" | {medians['eager'] / wall:.1f}x |"
                 )
-            assert len(set(matches.values())) == 1, f"{name}: the match counts differ: {matches}"
             out[name] = {"wall": walls, "medians": medians, "matches": matches}
     return out
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from arrow_input import F3M, SCRATCH, _cepcli, duckdb_count  # noqa: E402
+from arrow_input import F3M, SCRATCH, cepcli_counted, duckdb_count, interleaved  # noqa: E402
 
 OPTIONS = ["--type-col", "origin", "--time-col", "date"]
 TO_ONE_PLACE = "a.destination = c.destination AND b.destination = c.destination"
@@ -85,25 +84,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         scratch = Path(tmp)
         for name, (query, where) in _queries(args.window).items():
-            engines = ("eager", "tree", "adaptive")
-            walls: dict[str, list[float]] = {run: [] for run in (*engines, "duckdb")}
-            matches: dict[str, int] = {}
-            seconds: dict[str, float] = {}
-            for _ in range(args.repeat):
-                for engine in engines:
-                    wall, stats = _cepcli(query, F3M, [*OPTIONS, "--engine", engine], scratch)
-                    walls[engine].append(wall)
-                    matches[engine] = int(stats["matches"])  # type: ignore[call-overload]
-                    seconds[engine] = float(stats["seconds"])  # type: ignore[arg-type]
-                wall, count = _duckdb(where)
-                walls["duckdb"].append(wall)
-                matches["duckdb"] = count
-            medians = {k: statistics.median(v) for k, v in walls.items()}
+            runs = {
+                engine: cepcli_counted(query, F3M, [*OPTIONS, "--engine", engine], scratch)
+                for engine in ("eager", "tree", "adaptive")
+            }
+            runs["duckdb"] = lambda where=where: (*_duckdb(where), None)
+            medians, matches, seconds, _ = interleaved(name, runs, args.repeat)
             for run, wall in medians.items():
                 shown = f"{seconds[run]:.2f}" if run in seconds else ""
                 ratio = medians["duckdb"] / wall
                 print(f"| {name} | {run} | {wall:.2f} | {shown} | {matches[run]:,} | {ratio:.2f}x |")
-            assert len(set(matches.values())) == 1, f"{name}: the match counts differ: {matches}"
 
 
 if __name__ == "__main__":
