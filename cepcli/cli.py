@@ -382,7 +382,7 @@ def run_command(
     from rich.console import Console
 
     from cepcli.job import Job, RunOptions
-    from cepcli.render import progress_bar, shown_columns, stats_panel, writer_for
+    from cepcli.render import JsonlWriter, progress_bar, shown_columns, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
     from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_json, written_to
 
@@ -407,7 +407,7 @@ def run_command(
     lines = WholeLines()
     good = [0]  # the output file's bytes up to its last complete match
 
-    def start(schema: Schema, pattern: Pattern) -> Callable[[Match], None]:
+    def start(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
         columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
         writers.append(
             writer_for(
@@ -419,11 +419,15 @@ def run_command(
                 shown_columns(pattern, compiled.query, schema, columns),
             )
         )
-        write = writers[0].write
+        writer = writers[0]
 
-        def whole(match: Match) -> None:
+        def whole(match: Match | str) -> None:  # a str: a jsonl line made by --spark's executors
             with lines.writing(), written_to(name):
-                write(match)
+                if isinstance(match, str):
+                    assert isinstance(writer, JsonlWriter)
+                    writer.write_line(match)
+                else:
+                    writer.write(match)
                 if to_file:
                     good[0] = stream.tell()
 
@@ -439,7 +443,7 @@ def run_command(
             if use_spark:
                 from cepcli.spark import SparkOptions, run_spark
 
-                spark = SparkOptions(master, partitions, directory, fmt, verbose)
+                spark = SparkOptions(master, partitions, directory, fmt, verbose, lines=fmt == "jsonl")
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             else:
                 job = Job(compiled, inputs, options, stats=live)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -75,6 +76,29 @@ def match_object(match: Match, schema: Schema, pattern: Pattern) -> dict[str, An
     for name, b in ordered(match, variables(pattern)):
         out[name] = [event_object(e, schema) for e in b] if isinstance(b, tuple) else event_object(b, schema)
     return out
+
+
+def match_line(match: Match, schema: Schema, names: list[str]) -> str:
+    """A match as its jsonl line (no newline): ``match_object`` in compact JSON, each event's
+    JSON made once (an event is often part of many matches)."""
+    parts = []
+    for name, b in ordered(match, names):
+        value = (
+            "[" + ",".join(_event_text(e, schema) for e in b) + "]"
+            if isinstance(b, tuple)
+            else _event_text(b, schema)
+        )
+        parts.append(f"{json.dumps(name)}:{value}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _event_text(event: Event, schema: Schema) -> str:
+    text = event.text
+    if text is None:
+        text = event.text = json.dumps(
+            event_object(event, schema), separators=(",", ":"), default=str, allow_nan=False
+        )
+    return text
 
 
 def flat_columns(schema: Schema, pattern: Pattern) -> list[str]:

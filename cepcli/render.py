@@ -4,7 +4,6 @@ progress bar. rich appears only here, always with an injected ``Console``."""
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Protocol
@@ -27,7 +26,7 @@ from rich.text import Text
 from cepcli.bench import BenchResult
 from cepcli.errors import UsageError
 from cepcli.events import Event, Kind, Schema, events_of
-from cepcli.output import cell_text, event_object, flat_columns, flat_row, ordered, variables
+from cepcli.output import cell_text, flat_columns, flat_row, match_line, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Binding, Match
@@ -53,26 +52,13 @@ class JsonlWriter:
         self.written = 0
 
     def write(self, match: Match) -> None:
-        parts = []
-        for name, b in ordered(match, self.names):
-            if isinstance(b, tuple):
-                value = "[" + ",".join(self._event(e) for e in b) + "]"
-            else:
-                value = self._event(b)
-            parts.append(f"{json.dumps(name)}:{value}")
-        text = "{" + ",".join(parts) + "}\n"
-        self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
-        self.stream.write(text)
-        self.stream.flush()
+        self.write_line(match_line(match, self.schema, self.names))
 
-    def _event(self, event: Event) -> str:
-        """An event's JSON, made once: an event is often part of many matches."""
-        text = event.text
-        if text is None:
-            text = event.text = json.dumps(
-                event_object(event, self.schema), separators=(",", ":"), default=str, allow_nan=False
-            )
-        return text
+    def write_line(self, line: str) -> None:
+        """A match already made into its line (``match_line``: ``--spark``'s executors make them)."""
+        self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
+        self.stream.write(line + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
         self.stream.flush()

@@ -65,6 +65,7 @@ class SparkOptions:
     verbose: bool = False
     shard_seconds: float | None = None  # cuts time every so many seconds (the tests' tiny shards)
     split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
+    lines: bool = False  # matches reach the driver's sink as their jsonl lines (``match_line``)
 
 
 def run_spark(
@@ -72,12 +73,13 @@ def run_spark(
     inputs: InputOptions,
     options: RunOptions,
     spark: SparkOptions,
-    start: Callable[[Schema, Pattern], Callable[[Match], None]],
+    start: Callable[[Schema, Pattern], Callable[[Match | str], None]],
     on_warning: Callable[[str], None] | None = None,
     stats: Stats | None = None,
 ) -> Stats:
     """Run the query as a Spark job; ``start(schema, pattern)`` says where matches go (when
-    they are not written to ``spark.output``), ``on_warning`` hears the warnings. The
+    they are not written to ``spark.output``: with ``spark.lines``, as the jsonl lines the
+    executors made, ``cepcli.output.match_line``), ``on_warning`` hears the warnings. The
     counters go to ``stats`` (a new one if None), so that a caller interrupted has them."""
     engine(options.engine)
     path = input_path(compiled, inputs.path)
@@ -111,7 +113,7 @@ def run_spark(
             if spark.output is None:
                 write = start(reading.schema, compiled.pattern)
 
-                def on_match(match: Match) -> None:
+                def on_match(match: Match | str) -> None:
                     if interrupted.is_set():
                         raise interruption(interrupted.signum)
                     write(match)
@@ -330,18 +332,15 @@ def _read_frame(spark_session: Any, reading: Reading, jobs: list[tuple[int, Spli
 
     target = arrow_schema(reading).append(pa.field(_REPORT, pa.string()))
     spark_schema = _spark_schema(target)
-    payload = [json.dumps([i, s.path, s.start, s.stop, s.first_row, s.rows, floor]) for i, s, floor in jobs]
-    context = spark_session.sparkContext
-    rdd = context.parallelize([(p,) for p in payload], max(len(payload), 1))
-    descriptors = spark_session.createDataFrame(rdd, "job string")
+    # one partition per job, from ``range`` (made in the JVM: no Python job to make the
+    # descriptors); each task reads the jobs its numbers name
+    descriptors = spark_session.range(0, len(jobs), 1, max(len(jobs), 1))
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for text in batch.column(0).to_pylist():
-                index, path, start, stop, first_row, rows, floor = json.loads(text)
-                table, report = read_split(
-                    reading, Split(path, start, stop, first_row, rows), tuple(floor) if floor else None
-                )
+            for number in batch.column(0).to_pylist():
+                index, split, floor = jobs[number]
+                table, report = read_split(reading, split, floor)
                 report["index"] = index
                 nulls = pa.nulls(table.num_rows, pa.string())
                 yield from table.append_column(_REPORT, nulls).to_batches()
@@ -445,7 +444,7 @@ def _evaluate(
     cut: tuple[int, str, str] | None,
     order: tuple[str, ...],
     stats: Stats,
-    on_match: Callable[[Match], None] | None,
+    on_match: Callable[[Match | str], None] | None,
     lap: Callable[[str], float],
     reports: list[dict[str, Any]],
 ) -> None:
@@ -453,7 +452,7 @@ def _evaluate(
     from pyspark.sql import functions as F
 
     from cepcli.output import flat_columns
-    from cepcli.spark.shards import SHARD, Evaluation, evaluate, spread
+    from cepcli.spark.shards import SHARD, Evaluation, evaluate
 
     context = spark_session.sparkContext
     pattern = compiled.pattern
@@ -481,13 +480,6 @@ def _evaluate(
         [pa.field("kind", pa.string()), pa.field("text", pa.string())]
         + ([pa.field(n, pa.string()) for n in names] if flat else [])
     )
-    from pyspark.sql import types as T
-
-    spread_schema = T.StructType([*data.schema.fields, T.StructField(SHARD, T.LongType())])
-
-    def cut_into_shards(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield from spread(pa.Table.from_batches([batch]), bounds, pattern.window, labels).to_batches()
 
     def one_shard(table: pa.Table) -> pa.Table:
         shard = index[int(table.column(SHARD)[0].as_py())]
@@ -503,7 +495,9 @@ def _evaluate(
     # one partition per shard, so that the executors evaluate the shards side by side (a
     # repartition to an explicit number is not coalesced by adaptive execution, and it
     # satisfies the grouping below without another shuffle)
-    spread_frame = data.mapInArrow(cut_into_shards, spread_schema).repartition(len(labels), SHARD)
+    spread_frame = data.withColumn(SHARD, _shards(bounds, pattern.window, labels)).repartition(
+        len(labels), SHARD
+    )
     keys = [F.col(SHARD)]
     equiv = pattern.branches[0].equiv
     if equiv:
@@ -527,14 +521,35 @@ def _evaluate(
     assert on_match is not None
     context.setJobDescription("cepcli: stream the matches to the driver")
     written = 0
+    lines = spark.lines  # the executors' lines are the local writer's
     for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
-        on_match(_match(json.loads(row[0]), reading.schema))
+        on_match(row[0] if lines else _match(json.loads(row[0]), reading.schema))
         written += 1
         if options.max_matches is not None and written >= options.max_matches:
             stats.extra["stopped_at_max_matches"] = True
             break
     lap("write")
     stats.matches = written
+
+
+def _shards(bounds: tuple[int, ...], window: int, labels: tuple[int, ...]) -> Any:
+    """A row's shards, one row each (in the JVM): shard ``k`` receives the rows of
+    ``[b_k - W, b_(k+1) + W]`` (``cepcli.spark.shards``), so a row at ``t`` goes to the
+    shards from the number of bounds with ``b + W < t`` to the number with ``b - W <= t``
+    (the bounds moved by the window here, clamped to int64, so that nothing overflows)."""
+    from pyspark.sql import functions as F
+
+    def longs(values: list[int]) -> str:
+        return "array(" + ",".join(f"{max(min(v, _MAX), _MIN)}L" for v in values) + ")"
+
+    ts = f"`{TS}`"
+    low = f"size(filter({longs([b + window for b in bounds])}, e -> e < {ts}))" if bounds else "0"
+    high = f"size(filter({longs([b - window for b in bounds])}, e -> e <= {ts}))" if bounds else "0"
+    labelled = ",".join(f"{label}L" for label in labels)
+    return F.expr(f"explode(transform(sequence({low}, {high}), k -> element_at(array({labelled}), k + 1)))")
+
+
+_MAX, _MIN = (1 << 63) - 1, -(1 << 63)
 
 
 def _labels(shards: int) -> tuple[int, ...]:

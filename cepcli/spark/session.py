@@ -3,7 +3,8 @@
 * The master is set only when ``--master`` is given; otherwise ``spark-submit`` and
   ``spark-defaults.conf`` decide (and with neither, Spark's own default, ``local[*]``).
 * Spark's log is kept off standard error unless ``--verbose``: a log4j2 configuration of
-  errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started).
+  errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started). That
+  JVM also compiles with C1 only (``QUICK_JIT``); ``PYSPARK_SUBMIT_ARGS``, when set, wins.
 * A ``spark://`` master that cannot be reached fails at once, with one line, instead of
   Spark's minute of retries and stack traces.
 * Ctrl-C cancels the jobs from another thread (``cancel_on_ctrl_c``).
@@ -29,6 +30,9 @@ from cepcli.signals import interruption
 
 QUIET_LOG = Path(__file__).with_name("log4j2-quiet.properties")
 REACH_SECONDS = 10.0
+# the driver JVM compiles with C1 only: the JVM's side of a job is planning and moving Arrow
+# batches, and C2 compiling on the same cores cost 2-3 s of a 15 s run (BENCHMARKS.md, Spark)
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
 class SparkError(CepError):
@@ -50,10 +54,10 @@ def session(master: str | None, verbose: bool = False) -> Any:
         return running
     if master is not None:
         reachable(master)
-    if not verbose and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # pyspark starts the JVM (not spark-submit)
+        java = [QUICK_JIT, *([] if verbose else [f"-Dlog4j2.configurationFile={QUIET_LOG}"])]
         os.environ.setdefault(
-            "PYSPARK_SUBMIT_ARGS",
-            f'--driver-java-options "-Dlog4j2.configurationFile={QUIET_LOG}" pyspark-shell',
+            "PYSPARK_SUBMIT_ARGS", f'--driver-java-options "{" ".join(java)}" pyspark-shell'
         )
     builder = SparkSession.builder.appName("cepcli")
     if master is not None:

@@ -3,7 +3,7 @@ here: this runs inside Spark's Python workers, and in the tests).
 
 The shards cut time at the quantiles of the relevant rows' times (so a busy hour makes no
 giant shard): shard ``k`` owns ``[b_k, b_(k+1))`` (the first from the start of time, the
-last to its end) and receives every relevant row within a window of it,
+last to its end) and receives every relevant row within a window of it (``cepcli.spark._shards``),
 ``[b_k - W, b_(k+1) + W]``, so that the window, and leading, trailing or enclosed
 negations, are judged on every event they depend on. It reports only the matches whose
 earliest event it owns: each match exactly once. A query with an ``[attr]`` equivalence is
@@ -18,14 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from cepcli.engines import run_pattern
 from cepcli.errors import LimitError
 from cepcli.events import Event
 from cepcli.job import compile_text
-from cepcli.output import flat_row, match_object
+from cepcli.output import flat_row, match_line, variables
 from cepcli.runtime.stats import Stats, part_work
 from cepcli.spark.reading import MASK, ROW, TS, Reading
 
@@ -47,24 +46,8 @@ class Evaluation:
     flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
 
 
-def spread(table: pa.Table, bounds: tuple[int, ...], window: int, labels: tuple[int, ...]) -> pa.Table:
-    """Each row once per shard it belongs to, with the shard's label (``labels[k]`` for
-    shard ``k``: chosen so that Spark's hash partitioning gives each shard its own
-    partition, see ``cepcli.spark._labels``)."""
-    ts = table.column(TS).to_numpy()
-    edges = np.array(bounds, dtype=np.int64)
-    # shard k spans [b_k - W, b_(k+1) + W]: the first with b_(k+1) + W >= ts, the last with b_k - W <= ts
-    low = np.searchsorted(edges, ts - window, side="left")
-    high = np.searchsorted(edges, ts + window, side="right")
-    counts = high - low + 1
-    rows = np.repeat(np.arange(len(ts)), counts)
-    shard = np.repeat(low, counts) + (np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts))
-    out = table.take(pa.array(rows, pa.int64()))
-    return out.append_column(SHARD, pa.array(np.array(labels, dtype=np.int64)[shard], pa.int64()))
-
-
 def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str, Any]]:
-    """The matches one shard owns (``kind`` ``match``: the jsonl object as text, and the
+    """The matches one shard owns (``kind`` ``match``: the jsonl line, ``match_line``, and the
     flat columns), then its statistics (``kind`` ``stats``)."""
     began = time.time()
     reading = job.reading
@@ -76,13 +59,14 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     stats = Stats(engine=job.engine, max_instances=job.max_instances)
     owned = 0
     limit = None
+    names = variables(pattern)
     events = _events(table, reading, job.cut)
     try:
         for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
             if not low <= match.first_ts < high:
                 continue  # another shard owns it
             owned += 1
-            row: dict[str, Any] = {"kind": "match", "text": json.dumps(match_object(match, schema, pattern))}
+            row: dict[str, Any] = {"kind": "match", "text": match_line(match, schema, names)}
             if job.flat:
                 row["flat"] = flat_row(match, schema, pattern)
             yield row
