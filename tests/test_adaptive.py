@@ -44,6 +44,18 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     assert changes[1]["ratio"] == round(11 / 8, 3)  # type: ignore[index]
     assert stats.extra["adaptive_segments"] == {"eager": 4, "tree": 6}
     assert stats.extra["adaptive_switches"] == 3
+    # a segment that keeps its engine continues the runtime before it: three runtimes in all
+    assert stats.extra["adaptive_runtimes"] == 3
+
+
+def test_steady_equal_rates_run_one_eager_runtime() -> None:
+    """Nothing is counted before the first segment (the tree); from the second on, eager,
+    in one runtime that goes on from segment to segment (no restart at their borders)."""
+    data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
+    assert stats.extra["adaptive_segments"] == {"tree": 1, "eager": 10}
+    assert stats.extra["adaptive_runtimes"] == 2
 
 
 def test_a_kleene_pattern_always_runs_the_tree() -> None:

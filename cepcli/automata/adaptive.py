@@ -16,8 +16,9 @@ from cepcli.automata.tree import TreeNfa, build_tree
 from cepcli.errors import EngineError
 from cepcli.plan.pattern import Pattern
 
-# A segment spans this many windows: the runtimes of two neighbouring segments both see
-# the 2W where their inputs overlap, so longer segments cost less (1/16 more events at 32).
+# A segment spans this many windows: where the engine changes, the runtimes of two
+# neighbouring segments both see the 2W where their inputs overlap (a segment that keeps
+# its engine continues the runtime before it); shorter segments follow the rates sooner.
 SEGMENT_WINDOWS: float = 32
 # Eager when the rarest and the most frequent variable are within this factor in the last
 # segment: the break-even of lazy evaluation on the flights (BENCHMARKS.md, ratio sweep:

@@ -2,12 +2,14 @@
 rates measured in the stream.
 
 Time is cut into segments of ``segment`` nanoseconds from the first event. Segment ``k``
-owns ``[b_k, b_(k+1))`` and is evaluated by its own runtime, which receives every event of
+owns ``[b_k, b_(k+1))`` and is evaluated by a runtime which receives every event of
 ``[b_k - W, b_(k+1) + W]`` (so the window, and leading, trailing or enclosed negations, are
 judged on everything they depend on) and reports only the matches whose earliest event
-it owns: each match exactly once, as with the Spark shards. Neighbouring segments run side
-by side over the ``2W`` where their inputs overlap; a segment ends when the first event
-past its input arrives (or the stream ends), and its runtime is dropped.
+it owns: each match exactly once, as with the Spark shards. A segment whose engine is its
+predecessor's continues that runtime (which has seen every event since its own start: one
+longer segment, ``[b_j, b_(k+1))``); otherwise a new runtime starts, and the two run side by
+side over the ``2W`` where their inputs overlap. A runtime ends when the first event past
+its input arrives (or the stream ends), and is dropped.
 
 When a segment starts (a window before its time), the runtime is chosen from the events
 each positive variable could use in the segment before it, counted in its first window and
@@ -16,7 +18,7 @@ comparison on top of its runtime's work): the eager NFA when the rarest and the 
 within ``ratio`` of each other (at equal rates lazy evaluation stores every event and
 evaluates from the buffer for nothing), else the lazy Tree NFA. Each runtime counts its
 work in its own ``Stats``, added to the run's when it ends (peaks: the largest of one
-segment's).
+runtime's).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ class AdaptiveRuntime:
         self.previous: Counter[int] = Counter()
         self.count_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
         self.calm_until = -(1 << 64)  # ... and before this one its events are not counted
-        self.engines = {"eager": 0, "tree": 0}
+        self.engines = {"eager": 0, "tree": 0}  # segments evaluated by each
+        self.runtimes = 0  # runtimes started: one per run of segments with the same engine
         self.switches: list[dict[str, object]] = []
         self.switch_count = 0
         self.last_engine = ""
@@ -91,17 +94,24 @@ class AdaptiveRuntime:
         first = max(0, -((window - ts + origin) // segment) - 1)  # the first segment whose input reaches ts
         last = (ts + window - origin) // segment  # the last segment whose input has begun
         for index in range(max(self.next_index, first), last + 1):
-            self.live.append(self._start(index))
+            self._start(index)
         self.next_index = max(self.next_index, last + 1)
         owner = (ts - origin) // segment
         if owner != self.tally_index:
             self.previous, self.tally, self.tally_index = self.tally, Counter(), owner
         if event.mask:
             self.tally[event.mask] += 1
-        # one segment live: the fast path until the next one starts, counting from MEASURED windows before
-        alone = len(self.live) == 1
-        self.count_until = self.live[0].high - window if alone else ts
-        self.calm_until = self.live[0].high - (MEASURED + 1) * window if alone else ts
+        # one segment live: the fast path until the next segment's input begins, or the next
+        # segment's time (the tally turns over) or the end of this one's first window (counted)
+        if len(self.live) == 1:
+            start, border = origin + owner * segment, origin + (owner + 1) * segment
+            until = min(self.live[0].high - window, border)
+            if ts < start + window:  # its first window: every event counted
+                self.count_until, self.calm_until = min(until, start + window), ts
+            else:  # then only the MEASURED windows before the next segment's input begins
+                self.count_until, self.calm_until = until, border - (MEASURED + 1) * window
+        else:
+            self.count_until = self.calm_until = ts
         for part in self.live:  # every live segment's input has begun (index <= last)
             for match in part.runtime.process(event):
                 if part.low <= match.first_ts < part.high:
@@ -115,12 +125,22 @@ class AdaptiveRuntime:
         extra = self.stats.extra
         extra["adaptive_segments"] = dict(self.engines)
         extra["adaptive_segment_seconds"] = self.segment / 1e9
+        extra["adaptive_runtimes"] = self.runtimes
         extra["adaptive_switches"] = self.switch_count
         extra["adaptive_changes"] = self.switches
 
-    def _start(self, index: int) -> _Segment:
+    def _start(self, index: int) -> None:
+        """Segment ``index``'s input begins: the newest live segment goes on over it when
+        it runs the engine chosen (its runtime has seen every event from its own start, so
+        it is one longer segment), else a new runtime starts."""
         assert self.origin is not None
         engine, ratio = self._choose(index)
+        self.engines[engine] += 1
+        low = self.origin + index * self.segment
+        newest = self.live[-1] if self.live else None
+        if newest is not None and newest.high == low and newest.stats.engine == engine:
+            newest.high = low + self.segment
+            return
         stats = Stats(
             engine=engine, max_subsets=self.stats.max_subsets, max_instances=self.stats.max_instances
         )
@@ -131,14 +151,13 @@ class AdaptiveRuntime:
             runtime = EagerRuntime(self.nfa.eager, self.schema, stats)
         else:
             runtime = TreeRuntime(self.nfa.tree, self.schema, stats)
-        self.engines[engine] += 1
+        self.runtimes += 1
         if engine != self.last_engine:
             self.switch_count += 1
             if len(self.switches) < SWITCHES_KEPT:
                 self.switches.append({"segment": index, "engine": engine, "ratio": ratio})
             self.last_engine = engine
-        low = self.origin + index * self.segment
-        return _Segment(low, low + self.segment, runtime, stats)
+        self.live.append(_Segment(low, low + self.segment, runtime, stats))
 
     def _choose(self, index: int) -> tuple[str, float | None]:
         """Eager when the variables' counts in the segment before ``index`` (near its
