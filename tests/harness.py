@@ -52,16 +52,17 @@ def run_engine(
 @contextmanager
 def _segments(how: str) -> Iterator[None]:
     """``adaptive:w4``: segments of four windows, and eager wherever every variable had an
-    event in the segment before; ``adaptive:half``: segments of half a window (an event is
-    in up to five segments' inputs, no time is away from a border), the same choice. Many
-    segment borders, and switches between the engines."""
-    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO
+    event in the segment before (where none had, the engine before); ``adaptive:half``:
+    segments of half a window (an event is in up to five segments' inputs, no time is away
+    from a border), the same choice. Many segment borders, and switches between the engines."""
+    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST
     if how:
         adaptive.SEGMENT_WINDOWS, adaptive.RATIO = {"w4": 4.0, "half": 0.5}[how], float("inf")
+        adaptive.LEAST = 1
     try:
         yield
     finally:
-        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = saved
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST = saved
 
 
 def _order(how: str, pattern: Pattern) -> tuple[str, ...]:

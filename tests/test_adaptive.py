@@ -15,12 +15,14 @@ QUERY = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 2 s"
 
 
 def _burst() -> str:
-    """600 s: A and B every second and C every 50 s (1:50), then 200 s of A, B and C every
-    second each (1:1), then 1:50 again. Segments are 32 windows (64 s)."""
+    """600 s: A and B 3 times a second and C 3 times every 50 s (1:50), then 200 s of A, B
+    and C 3 times a second each (1:1), then 1:50 again. Segments are 32 windows (64 s)."""
     rows = ["type,ts,x"]
     for t in range(600):
         kinds = "ABC" if 200 <= t < 400 or t % 50 == 0 else "AB"
-        rows += [f"{kind},{t}.{i},{(t * 7 + i) % 11}" for i, kind in enumerate(kinds)]
+        rows += [
+            f"{kind},{t}.{j}{i},{(t * 7 + j * 3 + i) % 11}" for j in range(3) for i, kind in enumerate(kinds)
+        ]
     return "\n".join(rows) + "\n"
 
 
@@ -35,13 +37,14 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     assert [c["engine"] for c in changes] == ["tree", "eager", "tree"]  # type: ignore[index]
     segments = [c["segment"] for c in changes]  # type: ignore[index]
     # Segment k is [64k, 64(k+1)) s; it starts when its input does (64k - 2 s) and is chosen
-    # from what the segment before it counted: its events until the segment before that one
-    # ended, and those of the 4 windows (8 s) before the new one starts. The burst (200-400 s)
-    # fills segment 3's last 8 s (246-253 s: 8 A, 8 C; and 3 A at 192-194 s), so segment 4
-    # is the first eager one; segment 7's last 8 s (502-509 s) have no C: segment 8 is the
-    # tree again.
+    # from what the segment before it counted: its first window, and the 4 windows (8 s)
+    # before the new one's input begins. The burst (200-400 s) fills segment 3's last 8 s
+    # (246-254 s: 24 A, 24 C; and 7 A at 192-194 s, the one at 194 s ending that window, so
+    # 31:24), so segment 4 is the first eager one;
+    # segment 7's (448-450 s and 502-510 s) have 30 A and no C, enough to say: segment 8 is
+    # the tree again.
     assert segments == [0, 4, 8]
-    assert changes[1]["ratio"] == round(11 / 8, 3)  # type: ignore[index]
+    assert changes[1]["ratio"] == round(31 / 24, 3)  # type: ignore[index]
     assert stats.extra["adaptive_segments"] == {"eager": 4, "tree": 6}
     assert stats.extra["adaptive_switches"] == 3
     # a segment that keeps its engine continues the runtime before it: three runtimes in all
@@ -58,6 +61,20 @@ def test_steady_equal_rates_run_one_eager_runtime() -> None:
     assert stats.extra["adaptive_runtimes"] == 2
 
 
+def test_one_rare_event_is_no_ratio() -> None:
+    """A and B every 2 s, C once near the end of each segment: the windows counted before
+    each segment hold 5 A, 5 B and 1 C. 5:1 is within 1:9, but one event says nothing of
+    a rate (it could as well be 1:50): with fewer than 3 of the rarest the engine stays the
+    tree it started with."""
+    rows = [f"{k},{t}.{i},{t % 7}" for t in range(0, 640, 2) for i, k in enumerate("AB")]
+    rows += [f"C,{64 * k - 5}.5,9" for k in range(1, 10)]
+    data = "type,ts,x\n" + "\n".join(sorted(rows, key=lambda r: float(r.split(",")[1]))) + "\n"
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) >= 9
+    assert stats.extra["adaptive_segments"] == {"tree": 11, "eager": 0}
+    assert stats.extra["adaptive_runtimes"] == 1
+
+
 def test_a_kleene_pattern_always_runs_the_tree() -> None:
     query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 2 s"
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},1\n" for t in range(300) for i, k in enumerate("ABC"))
@@ -70,4 +87,4 @@ def test_explain_says_how_it_chooses() -> None:
     result = CliRunner().invoke(cli, ["explain", "-e", QUERY, "--engine", "adaptive"])
     assert result.exit_code == 0, result.output
     assert "adaptive: time is cut into segments of 32 windows; a segment runs the eager NFA" in result.output
-    assert "within 1:9 of each other, else this tree" in result.output
+    assert "within 1:9 of each other (at least 3 of the rarest), else this tree" in result.output

@@ -24,6 +24,11 @@ SEGMENT_WINDOWS: float = 32
 # segment: the break-even of lazy evaluation on the flights (BENCHMARKS.md, ratio sweep:
 # 1.0-1.1x eager at 1:9, 0.6-0.7x at 1:3, 2.4x from 1:29).
 RATIO = 9.0
+# The counts must say something: eager needs the rarest variable counted at least LEAST
+# times (a count of 1 or 2 against 8 is noise, not a ratio of 1:8, and 0 against 8 is a
+# quiet hour as often as a skew); the tree needs that, or the most frequent counted LEAST *
+# RATIO times; with less, a segment keeps the engine of the one before (at first, the tree).
+LEAST = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,7 @@ class AdaptiveNfa:
     tree: TreeNfa
     segment: int  # nanoseconds (from the first event)
     ratio: float
+    least: int  # the counts a choice needs (``LEAST``)
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -43,7 +49,8 @@ def build_adaptive(
     pattern: Pattern, segment_windows: float | None = None, ratio: float | None = None
 ) -> AdaptiveNfa:
     """The engine's automata; ``segment_windows`` and ``ratio`` default to the module's
-    ``SEGMENT_WINDOWS`` and ``RATIO`` as they are when it is built (the tests vary them)."""
+    ``SEGMENT_WINDOWS`` and ``RATIO`` as they are when it is built (the tests vary them,
+    and ``LEAST``)."""
     segment_windows = SEGMENT_WINDOWS if segment_windows is None else segment_windows
     ratio = RATIO if ratio is None else ratio
     eager = None
@@ -53,4 +60,4 @@ def build_adaptive(
         except EngineError:
             eager = None  # too many states for eager: the tree only
     segment = max(1, int(pattern.window * segment_windows))
-    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio)
+    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST)

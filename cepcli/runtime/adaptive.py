@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.adaptive import AdaptiveNfa
 from cepcli.events import Event, Schema
 from cepcli.runtime.eager import EagerRuntime
-from cepcli.runtime.loop import Runtime, drive
+from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.runtime.tree import TreeRuntime
@@ -67,6 +67,53 @@ class AdaptiveRuntime:
         self.switch_count = 0
         self.last_engine = ""
 
+    def run(self, events: Iterable[Event]) -> Iterator[Match]:
+        """``drive``'s loop, with ``process``'s fast path inlined: while one segment is live,
+        clean and away from its borders, its runtime takes the events straight, as
+        ``process`` would give them to it, without a call in between."""
+        stats, every = self.stats, self.stats.every
+        stream = iter(events)
+        pending: Event | None = None
+        try:
+            while True:
+                event = next(stream, None) if pending is None else pending
+                if event is None:
+                    break
+                pending = None
+                if event.mask:
+                    stats.relevant_events += 1
+                yield from self.process(event)
+                if every and event.mask and stats.relevant_events % every == 0:
+                    stats.snapshot()
+                if len(self.live) != 1 or not self.live[0].clean:
+                    continue
+                until, calm, tally, take = (
+                    self.count_until,
+                    self.calm_until,
+                    self.tally,
+                    self.live[0].runtime.process,
+                )
+                for event in stream:
+                    ts = event.ts
+                    if ts >= until:
+                        pending = event
+                        break
+                    mask = event.mask
+                    if mask:
+                        stats.relevant_events += 1
+                        if ts >= calm:
+                            tally[mask] += 1
+                        yield from take(event)
+                        if every and stats.relevant_events % every == 0:
+                            stats.snapshot()
+                    else:
+                        yield from take(event)
+                else:
+                    break
+            yield from self.finish()
+        finally:
+            self.report()
+
     def process(self, event: Event) -> Iterable[Match]:
         ts = event.ts
         if ts < self.count_until:  # inside one segment, away from its borders
@@ -89,13 +136,15 @@ class AdaptiveRuntime:
         if self.origin is None:
             self.origin = ts
         origin, segment, window = self.origin, self.segment, self.window
-        while self.live and self.live[0].high + window < ts:  # past its input: it can decide everything
-            yield from self._end(self.live.pop(0))
         first = max(0, -((window - ts + origin) // segment) - 1)  # the first segment whose input reaches ts
         last = (ts + window - origin) // segment  # the last segment whose input has begun
+        # (the segments from next_index to first - 1 have no event in their input: after a gap
+        # in the stream, the newest runtime goes on over them if it keeps its engine)
         for index in range(max(self.next_index, first), last + 1):
             self._start(index)
         self.next_index = max(self.next_index, last + 1)
+        while self.live and self.live[0].high + window < ts:  # past its input: it can decide everything
+            yield from self._end(self.live.pop(0))
         owner = (ts - origin) // segment
         if owner != self.tally_index:
             self.previous, self.tally, self.tally_index = self.tally, Counter(), owner
@@ -130,15 +179,16 @@ class AdaptiveRuntime:
         extra["adaptive_changes"] = self.switches
 
     def _start(self, index: int) -> None:
-        """Segment ``index``'s input begins: the newest live segment goes on over it when
-        it runs the engine chosen (its runtime has seen every event from its own start, so
-        it is one longer segment), else a new runtime starts."""
+        """Segment ``index``'s input begins: the newest live segment goes on over it (and
+        over the segments before it that had no event) when it runs the engine chosen: its
+        runtime has seen every event since its own start, so it is one longer segment. Else
+        a new runtime starts."""
         assert self.origin is not None
         engine, ratio = self._choose(index)
         self.engines[engine] += 1
         low = self.origin + index * self.segment
         newest = self.live[-1] if self.live else None
-        if newest is not None and newest.high == low and newest.stats.engine == engine:
+        if newest is not None and newest.high <= low and newest.stats.engine == engine:
             newest.high = low + self.segment
             return
         stats = Stats(
@@ -161,15 +211,20 @@ class AdaptiveRuntime:
 
     def _choose(self, index: int) -> tuple[str, float | None]:
         """Eager when the variables' counts in the segment before ``index`` (near its
-        borders) are within ``ratio`` of each other; else (or with nothing counted) the tree."""
+        borders) are within ``ratio`` of each other, the tree when they are not; with too
+        few counted to say (fewer than ``least`` of the rarest and ``least * ratio`` of the
+        most frequent), the engine of the segment before (at first, the tree)."""
         if self.nfa.eager is None:
             return "tree", None
         tally = self.tally if self.tally_index < index else self.previous
         counts = [sum(n for mask, n in tally.items() if mask >> bit & 1) for bit in self.bits]
-        if not counts or min(counts) == 0:
-            return "tree", None
-        ratio = max(counts) / min(counts)
-        return ("eager" if ratio <= self.nfa.ratio else "tree"), round(ratio, 3)
+        least, most = min(counts, default=0), max(counts, default=0)
+        ratio = round(most / least, 3) if least else None
+        if least >= self.nfa.least:
+            return ("eager" if most <= self.nfa.ratio * least else "tree"), ratio
+        if most >= self.nfa.least * self.nfa.ratio:
+            return "tree", ratio
+        return self.last_engine or "tree", ratio
 
     def _end(self, part: _Segment) -> Iterator[Match]:
         try:
@@ -185,4 +240,4 @@ def evaluate_adaptive(
     nfa: AdaptiveNfa, events: Iterable[Event], schema: Schema, stats: Stats
 ) -> Iterator[Match]:
     """Run the adaptive engine over relevant events, yielding matches as found."""
-    return drive(AdaptiveRuntime(nfa, schema, stats), events, stats)
+    return AdaptiveRuntime(nfa, schema, stats).run(events)
