@@ -54,15 +54,18 @@ def _segments(how: str) -> Iterator[None]:
     """``adaptive:w4``: segments of four windows, and eager wherever every variable had an
     event in the segment before (where none had, the engine before); ``adaptive:half``:
     segments of half a window (an event is in up to five segments' inputs, no time is away
-    from a border), the same choice. Many segment borders, and switches between the engines."""
-    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST
+    from a border), the same choice; ``adaptive:mixed``: segments of half a window, eager
+    at equal counts, else the chain in the counts' order where every variable was seen, else
+    the tree. Many segment borders, and switches between the engines."""
+    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST, adaptive.CHAIN_RATIO
     if how:
-        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = {"w4": 4.0, "half": 0.5}[how], float("inf")
-        adaptive.LEAST = 1
+        settings = {"w4": (4.0, float("inf")), "half": (0.5, float("inf")), "mixed": (0.5, 1.0)}
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO = settings[how]
+        adaptive.LEAST, adaptive.CHAIN_RATIO = 1, float("inf")
     try:
         yield
     finally:
-        adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST = saved
+        adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST, adaptive.CHAIN_RATIO = saved
 
 
 def _order(how: str, pattern: Pattern) -> tuple[str, ...]:

@@ -15,14 +15,13 @@ QUERY = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 2 s"
 
 
 def _burst() -> str:
-    """600 s: A and B 3 times a second and C 3 times every 50 s (1:50), then 200 s of A, B
-    and C 3 times a second each (1:1), then 1:50 again. Segments are 32 windows (64 s)."""
+    """600 s: A and B 3 times a second and C once every 50 s (1:150), then 200 s of A, B
+    and C 3 times a second each (1:1), then 1:150 again. Segments are 32 windows (64 s)."""
     rows = ["type,ts,x"]
     for t in range(600):
-        kinds = "ABC" if 200 <= t < 400 or t % 50 == 0 else "AB"
-        rows += [
-            f"{kind},{t}.{j}{i},{(t * 7 + j * 3 + i) % 11}" for j in range(3) for i, kind in enumerate(kinds)
-        ]
+        for j in range(3):
+            kinds = "ABC" if 200 <= t < 400 or (t % 50 == 0 and j == 0) else "AB"
+            rows += [f"{kind},{t}.{j}{i},{(t * 7 + j * 3 + i) % 11}" for i, kind in enumerate(kinds)]
     return "\n".join(rows) + "\n"
 
 
@@ -45,7 +44,7 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     # the tree again.
     assert segments == [0, 4, 8]
     assert changes[1]["ratio"] == round(31 / 24, 3)  # type: ignore[index]
-    assert stats.extra["adaptive_segments"] == {"eager": 4, "tree": 6}
+    assert stats.extra["adaptive_segments"] == {"eager": 4, "chain": 0, "tree": 6}
     assert stats.extra["adaptive_switches"] == 3
     # a segment that keeps its engine continues the runtime before it: three runtimes in all
     assert stats.extra["adaptive_runtimes"] == 3
@@ -57,7 +56,7 @@ def test_steady_equal_rates_run_one_eager_runtime() -> None:
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
-    assert stats.extra["adaptive_segments"] == {"tree": 1, "eager": 10}
+    assert stats.extra["adaptive_segments"] == {"eager": 10, "chain": 0, "tree": 1}
     assert stats.extra["adaptive_runtimes"] == 2
 
 
@@ -71,8 +70,26 @@ def test_one_rare_event_is_no_ratio() -> None:
     data = "type,ts,x\n" + "\n".join(sorted(rows, key=lambda r: float(r.split(",")[1]))) + "\n"
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) >= 9
-    assert stats.extra["adaptive_segments"] == {"tree": 11, "eager": 0}
+    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 0, "tree": 11}
     assert stats.extra["adaptive_runtimes"] == 1
+
+
+def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
+    """A 20 times a second, B 5 times, C twice (1:10, past eager's 1:9 and within the
+    chain's 1:50): from the second segment on, the chain in the order C, B, A."""
+    rows = [
+        f"{k},{t}.{j:02d},{(t + j) % 9}"
+        for t in range(300)
+        for j in range(20)
+        for k in "A" + ("B" if j % 4 == 0 else "") + ("C" if j % 10 == 5 else "")
+    ]
+    data = "type,ts,x\n" + "\n".join(rows) + "\n"
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
+    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 4, "tree": 1}
+    changes = stats.extra["adaptive_changes"]
+    # 201 A (the one at 2.00 s ends the first window, counted) to 20 C
+    assert changes[1] == {"segment": 1, "engine": "chain", "ratio": 10.05, "order": ["c", "b", "a"]}
 
 
 def test_a_kleene_pattern_always_runs_the_tree() -> None:
@@ -87,4 +104,7 @@ def test_explain_says_how_it_chooses() -> None:
     result = CliRunner().invoke(cli, ["explain", "-e", QUERY, "--engine", "adaptive"])
     assert result.exit_code == 0, result.output
     assert "adaptive: time is cut into segments of 32 windows; a segment runs the eager NFA" in result.output
-    assert "within 1:9 of each other (at least 3 of the rarest), else this tree" in result.output
+    assert (
+        "within 1:9 of each other (at least 3 of the rarest), the Chain NFA in their order" in result.output
+    )
+    assert "(rarest first) within 1:50, else this tree" in result.output

@@ -25,6 +25,7 @@ ENGINES = [
     "adaptive",
     "adaptive:w4",
     "adaptive:half",
+    "adaptive:mixed",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

@@ -1,6 +1,6 @@
-"""The adaptive engine (issue 15), as data: the eager NFA and the lazy Tree NFA of one
-pattern, and how the runtime chooses between them segment by segment
-(``cepcli.runtime.adaptive``).
+"""The adaptive engine (issue 15), as data: the eager NFA, the lazy Tree NFA and the Chain
+NFAs (one per frequency order, made when a segment first needs it) of one pattern, and how
+the runtime chooses between them segment by segment (``cepcli.runtime.adaptive``).
 
 The eager NFA is left out (``None``: always the tree) when the pattern has a Kleene
 variable, whose eager instances grow with every subset of its candidates, or when the
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cepcli.automata.chain import ChainNfa, Negation, build_chain
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import TreeNfa, build_tree
 from cepcli.errors import EngineError
@@ -29,6 +30,10 @@ RATIO = 9.0
 # quiet hour as often as a skew); the tree needs that, or the most frequent counted LEAST *
 # RATIO times; with less, a segment keeps the engine of the one before (at first, the tree).
 LEAST = 3
+# Past RATIO, the Chain NFA in the order the counts give (rarest first) up to this factor,
+# the tree beyond: on the dense flights the chain leads the tree from about 1:5 to 1:50,
+# the tree leads beyond (BENCHMARKS.md, the adaptive ratio sweep).
+CHAIN_RATIO = 50.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +44,11 @@ class AdaptiveNfa:
     segment: int  # nanoseconds (from the first event)
     ratio: float
     least: int  # the counts a choice needs (``LEAST``)
+    chain_ratio: float  # the chain up to this ratio, the tree beyond (``CHAIN_RATIO``)
+
+    def chain(self, order: tuple[str, ...]) -> ChainNfa:
+        """The Chain NFA of ``order`` (rarest first), negations by post-processing."""
+        return build_chain(self.pattern, order, Negation.POST_PROCESSING)
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -50,7 +60,7 @@ def build_adaptive(
 ) -> AdaptiveNfa:
     """The engine's automata; ``segment_windows`` and ``ratio`` default to the module's
     ``SEGMENT_WINDOWS`` and ``RATIO`` as they are when it is built (the tests vary them,
-    and ``LEAST``)."""
+    and ``LEAST`` and ``CHAIN_RATIO``)."""
     segment_windows = SEGMENT_WINDOWS if segment_windows is None else segment_windows
     ratio = RATIO if ratio is None else ratio
     eager = None
@@ -60,4 +70,4 @@ def build_adaptive(
         except EngineError:
             eager = None  # too many states for eager: the tree only
     segment = max(1, int(pattern.window * segment_windows))
-    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST)
+    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST, CHAIN_RATIO)

@@ -27,7 +27,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.adaptive import AdaptiveNfa
+from cepcli.automata.chain import ChainNfa
 from cepcli.events import Event, Schema
+from cepcli.runtime.chain import ChainRuntime
 from cepcli.runtime.eager import EagerRuntime
 from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
@@ -39,10 +41,10 @@ MEASURED = 4  # the rates are counted over the last windows before a segment sta
 
 
 class _Segment:
-    __slots__ = ("low", "high", "runtime", "stats", "clean")
+    __slots__ = ("low", "high", "runtime", "stats", "order", "clean")
 
-    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats) -> None:
-        self.low, self.high, self.runtime, self.stats = low, high, runtime, stats
+    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats, order: tuple[str, ...]) -> None:
+        self.low, self.high, self.runtime, self.stats, self.order = low, high, runtime, stats, order
         self.clean = False  # whether every match it finds or releases from now on is its own
 
 
@@ -51,7 +53,10 @@ class AdaptiveRuntime:
         self.nfa, self.schema, self.stats = nfa, schema, stats
         self.window = nfa.pattern.window
         self.segment = nfa.segment
-        self.bits = [v.bit for v in nfa.pattern.variables if not v.negated]
+        positives = [v for v in nfa.pattern.variables if not v.negated]
+        self.bits = [v.bit for v in positives]
+        self.names = [v.name for v in positives]
+        self.chains: dict[tuple[str, ...], ChainNfa] = {}  # by order, made once
         self.origin: int | None = None
         self.live: list[_Segment] = []
         self.next_index = 0
@@ -61,11 +66,12 @@ class AdaptiveRuntime:
         self.previous: Counter[int] = Counter()
         self.count_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
         self.calm_until = -(1 << 64)  # ... and before this one its events are not counted
-        self.engines = {"eager": 0, "tree": 0}  # segments evaluated by each
+        self.engines = {"eager": 0, "chain": 0, "tree": 0}  # segments evaluated by each
         self.runtimes = 0  # runtimes started: one per run of segments with the same engine
         self.switches: list[dict[str, object]] = []
         self.switch_count = 0
         self.last_engine = ""
+        self.last_order: tuple[str, ...] = ()  # the chain's order (rarest first), with the chain
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
         """``drive``'s loop, with ``process``'s fast path inlined: while one segment is live,
@@ -184,11 +190,15 @@ class AdaptiveRuntime:
         runtime has seen every event since its own start, so it is one longer segment. Else
         a new runtime starts."""
         assert self.origin is not None
-        engine, ratio = self._choose(index)
+        engine, order, ratio = self._choose(index)
         self.engines[engine] += 1
         low = self.origin + index * self.segment
         newest = self.live[-1] if self.live else None
-        if newest is not None and newest.high <= low and newest.stats.engine == engine:
+        if (
+            newest is not None
+            and newest.high <= low
+            and (engine, order) == (newest.stats.engine, newest.order)
+        ):
             newest.high = low + self.segment
             return
         stats = Stats(
@@ -199,32 +209,45 @@ class AdaptiveRuntime:
         if engine == "eager":
             assert self.nfa.eager is not None
             runtime = EagerRuntime(self.nfa.eager, self.schema, stats)
+        elif engine == "chain":
+            if order not in self.chains:
+                self.chains[order] = self.nfa.chain(order)
+            runtime = ChainRuntime(self.chains[order], self.schema, stats)
+            stats.order = order
         else:
             runtime = TreeRuntime(self.nfa.tree, self.schema, stats)
         self.runtimes += 1
-        if engine != self.last_engine:
+        if (engine, order) != (self.last_engine, self.last_order):
             self.switch_count += 1
             if len(self.switches) < SWITCHES_KEPT:
-                self.switches.append({"segment": index, "engine": engine, "ratio": ratio})
-            self.last_engine = engine
-        self.live.append(_Segment(low, low + self.segment, runtime, stats))
+                change: dict[str, object] = {"segment": index, "engine": engine, "ratio": ratio}
+                self.switches.append(change | ({"order": list(order)} if order else {}))
+            self.last_engine, self.last_order = engine, order
+        self.live.append(_Segment(low, low + self.segment, runtime, stats, order))
 
-    def _choose(self, index: int) -> tuple[str, float | None]:
-        """Eager when the variables' counts in the segment before ``index`` (near its
-        borders) are within ``ratio`` of each other, the tree when they are not; with too
-        few counted to say (fewer than ``least`` of the rarest and ``least * ratio`` of the
-        most frequent), the engine of the segment before (at first, the tree)."""
+    def _choose(self, index: int) -> tuple[str, tuple[str, ...], float | None]:
+        """The engine (and a chain's order) for segment ``index``, from the variables'
+        counts in the segment before it (near its borders): eager when the rarest and the
+        most frequent are within ``ratio``, the chain in their order (rarest first) within
+        ``chain_ratio``, the tree beyond; with too few counted to say (fewer than ``least``
+        of the rarest, and fewer than ``least * ratio`` of the most frequent: else the
+        tree), the engine of the segment before (at first, the tree)."""
         if self.nfa.eager is None:
-            return "tree", None
+            return "tree", (), None
         tally = self.tally if self.tally_index < index else self.previous
         counts = [sum(n for mask, n in tally.items() if mask >> bit & 1) for bit in self.bits]
         least, most = min(counts, default=0), max(counts, default=0)
         ratio = round(most / least, 3) if least else None
         if least >= self.nfa.least:
-            return ("eager" if most <= self.nfa.ratio * least else "tree"), ratio
+            if most <= self.nfa.ratio * least:
+                return "eager", (), ratio
+            if most <= self.nfa.chain_ratio * least:
+                rank = sorted(range(len(counts)), key=lambda i: (counts[i], i))
+                return "chain", tuple(self.names[i] for i in rank), ratio
+            return "tree", (), ratio
         if most >= self.nfa.least * self.nfa.ratio:
-            return "tree", ratio
-        return self.last_engine or "tree", ratio
+            return "tree", (), ratio
+        return self.last_engine or "tree", self.last_order, ratio
 
     def _end(self, part: _Segment) -> Iterator[Match]:
         try:

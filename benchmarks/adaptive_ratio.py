@@ -1,0 +1,112 @@
+"""The adaptive engine's ratio sweep on the dense flights, every engine interleaved.
+
+The query and airport sets of ``paper.py f3m-ratio`` (SEQ3 at 20 minutes on
+``flights-3m.parquet``, from three airports of one frequency, 1:1.02, to O'Hare, DFW and an
+airport a thousand times rarer), measured two ways, each with the engines interleaved in
+every repeat (this machine is shared: a ratio is only as good as its two sides are close
+in time), medians of the repeats:
+
+* **automata**: the input read once and replayed from memory, each engine run over it in
+  this process (``cepcli.bench.run_once``), seconds of the engine alone;
+* **whole process**: ``cepcli run`` as a real process per engine (start-up, reading the
+  Parquet file, the engine, writing the matches).
+
+Every engine must find the same matches (hashes in-process, counts for the processes).
+
+    python benchmarks/adaptive_ratio.py [--repeat 5] [--engines eager,chain,tree,adaptive]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from arrow_input import F3M, SCRATCH, cepcli_counted, interleaved  # noqa: E402
+from paper import F3M_RATIO_AIRPORTS, F3M_RATIO_WINDOW, _one_in, _to  # noqa: E402
+
+OPTIONS = ["--type-col", "origin", "--time-col", "date"]
+
+
+def query(x: str, y: str, z: str) -> str:
+    window = F3M_RATIO_WINDOW.replace("min", " minutes")
+    return (
+        f"PATTERN SEQ({x} a, {y} b, {z} c) WHERE {_to('b', 'a')} AND a.delay < b.delay"
+        f" AND b.delay < c.delay WITHIN {window}"
+    )
+
+
+def automata(text: str, engines: list[str], repeat: int) -> dict[str, float]:
+    """Median seconds of each engine over the events in memory, interleaved."""
+    from cepcli.bench import run_once, variable_counts
+    from cepcli.job import Job, compile_text
+    from cepcli.runtime.stats import Stats
+    from cepcli.sources.options import InputOptions
+
+    inputs = InputOptions(str(F3M), type_col="origin", time_col="date")
+    compiled = compile_text(text, "<query>", inputs.unit)
+    read = Stats()
+    job = Job(compiled, inputs, stats=read)
+    try:
+        events = list(job.source.events(job.prefilter, read, job.typed))
+    finally:
+        job.close()
+    order = compiled.pattern.rarest_first(variable_counts(compiled.pattern, events))
+    seconds: dict[str, list[float]] = {e: [] for e in engines}
+    hashes: dict[str, str] = {}
+    for round_ in range(repeat + 1):  # the first round warms up and is not counted
+        for name in engines:
+            stats, digest = run_once(compiled.pattern, name, events, job.schema, read.events, order)
+            hashes[name] = digest
+            if round_:
+                seconds[name].append(stats.seconds)
+    assert len(set(hashes.values())) == 1, f"the engines disagree: {hashes}"
+    return {e: statistics.median(v) for e, v in seconds.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--engines", default="eager,chain,tree,adaptive")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
+    lazy = [e for e in engines if e in ("chain", "tree")]
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for airports in F3M_RATIO_AIRPORTS:
+        text = query(*airports)
+        alone = automata(text, engines, args.repeat)
+        with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
+            runs = {e: cepcli_counted(text, F3M, [*OPTIONS, "--engine", e], Path(tmp)) for e in engines}
+            walls, matches, _, _ = interleaved(":".join(airports), runs, args.repeat)
+        rows.append((airports, alone, walls, matches[engines[0]]))
+        shown = {e: (round(alone[e], 3), round(walls[e], 2)) for e in engines}
+        print(":".join(airports), "engine s, wall s:", shown, flush=True)
+    print()
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"median of {args.repeat} interleaved runs")  # fmt: skip
+    for title, part in (("automata (seconds of the engine alone)", 1), ("whole process (wall seconds)", 2)):
+        print(f"\n{title}\n")
+        print(
+            "| airports (ratio) | "
+            + " | ".join(engines)
+            + " | adaptive vs eager | adaptive vs best lazy | matches |"
+        )
+        print("|---|" + "---:|" * (len(engines) + 3))
+        for airports, *cells, count in rows:
+            cell = cells[part - 1]
+            best = min(cell[e] for e in lazy) if lazy else float("nan")
+            print(
+                f"| {':'.join(airports)} ({_one_in(*airports)}) | "
+                + " | ".join(f"{cell[e]:.3f}" if part == 1 else f"{cell[e]:.2f}" for e in engines)
+                + f" | {cell['eager'] / cell['adaptive']:.2f}x | {best / cell['adaptive']:.2f}x | {count:,} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
