@@ -194,10 +194,12 @@ class AdaptiveRuntime:
         self.engines[engine] += 1
         low = self.origin + index * self.segment
         newest = self.live[-1] if self.live else None
+        # a chain goes on while its rarest variable stays the rarest (the order of the
+        # frequent ones changes often and matters little; a new runtime costs more)
         if (
             newest is not None
             and newest.high <= low
-            and (engine, order) == (newest.stats.engine, newest.order)
+            and (engine, order[:1]) == (newest.stats.engine, newest.order[:1])
         ):
             newest.high = low + self.segment
             return
@@ -217,7 +219,7 @@ class AdaptiveRuntime:
         else:
             runtime = TreeRuntime(self.nfa.tree, self.schema, stats)
         self.runtimes += 1
-        if (engine, order) != (self.last_engine, self.last_order):
+        if (engine, order[:1]) != (self.last_engine, self.last_order[:1]):
             self.switch_count += 1
             if len(self.switches) < SWITCHES_KEPT:
                 change: dict[str, object] = {"segment": index, "engine": engine, "ratio": ratio}
