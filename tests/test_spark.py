@@ -191,6 +191,19 @@ def test_parquet_and_jsonl_inputs(spark: object, tmp_path: Path) -> None:
             assert _spark(query, tmp_path / name, engine, split_bytes=20) == local, (name, engine)
 
 
+def test_a_second_run_in_one_session_reads_the_file_again(spark: Any, tmp_path: Path) -> None:
+    """The same query on the same path, the file rewritten (to the same size) between the
+    runs (the Python API and the tests keep one session): the second run finds the new
+    file's matches, not the first run's from Spark's cache, and nothing stays cached."""
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WITHIN 5 s", "ts,type\n1,A\n2,B\n3,B\n")
+    first = _spark(query, data, "tree")
+    data.write_text("ts,type\n1,B\n2,A\n3,B\n")
+    second = _spark(query, data, "tree")
+    assert len(first[0]) == 2 and first[1] is None
+    assert second == _local(query, data, "tree") and len(second[0]) == 1
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty()
+
+
 def test_a_compressed_file_and_a_directory(spark: object, tmp_path: Path) -> None:
     """A .gz cannot be cut: one split; a directory's files are read in name order, with row
     ids going on from one to the next (and each file has its header)."""

@@ -28,6 +28,7 @@ shard, and each split's and shard's time span (``spark_splits``, ``spark_shards`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -101,13 +102,14 @@ def run_spark(
     context = spark_session.sparkContext
     ship(context)
     stats.extra["spark_session_seconds"] = lap("session")
+    held: list[Any] = []  # the frames this run cached, dropped when it ends
     with cancel_on_ctrl_c(context) as interrupted:
         try:
             splits = _splits(context, files, reading, header_bytes, spark.split_bytes)
             lap("splits")
-            data, reports = _read(spark_session, reading, splits)
+            data, reports = _read(spark_session, reading, splits, held)
             lap("read")
-            data, cut = _checked(spark_session, reading, splits, data, reports, stats)
+            data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
             lap("order")
             on_match = None
             if spark.output is None:
@@ -131,6 +133,7 @@ def run_spark(
                 on_match,
                 lap,
                 reports,
+                held,
             )
         except CepError:
             raise
@@ -140,6 +143,12 @@ def run_spark(
             if os.environ.get("CEPCLI_DEBUG") == "1":
                 raise
             raise SparkError(reason(err, "the Spark job failed")) from None
+        finally:
+            # a session that lives on (the Python API, the tests) would otherwise keep them,
+            # and answer the same query on the same path from the cache though the file changed
+            for frame in held:
+                with contextlib.suppress(Exception):  # the JVM may be gone
+                    frame.unpersist()
         if interrupted.is_set():
             raise interruption(interrupted.signum)
     stats.seconds = time.perf_counter() - started
@@ -310,12 +319,15 @@ def _count(reading: Reading, path: str) -> int:
 # --- 3. reading ---------------------------------------------------------------------------
 
 
-def _read(spark_session: Any, reading: Reading, splits: list[Split]) -> tuple[Any, list[dict[str, Any]]]:
-    """The relevant rows of every split, read in parallel (persisted), and the reports."""
+def _read(
+    spark_session: Any, reading: Reading, splits: list[Split], held: list[Any]
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The relevant rows of every split, read in parallel (persisted, in ``held``), and the reports."""
     context = spark_session.sparkContext
     context.setJobDescription(f"cepcli: read {len(splits)} splits")
     frame = _read_frame(spark_session, reading, [(i, s, None) for i, s in enumerate(splits)])
     frame.persist()
+    held.append(frame)
     reports = [json.loads(r[0]) for r in frame.filter(frame[_REPORT].isNotNull()).select(_REPORT).collect()]
     for report in reports:
         if report["error"]:
@@ -369,6 +381,7 @@ def _checked(
     frame: Any,
     reports: list[dict[str, Any]],
     stats: Stats,
+    held: list[Any],
 ) -> tuple[Any, tuple[int, str, str] | None]:
     """The time order chained across splits, and the bad rows failed or skipped: the relevant
     rows to evaluate, and where a bad row cuts the input (``fail``)."""
@@ -386,6 +399,7 @@ def _checked(
                 f"cepcli: read {len(redo)} splits again from their time floor"
             )
             again = _read_frame(spark_session, reading, redo).persist()
+            held.append(again)
             fresh = [
                 json.loads(r[0]) for r in again.filter(again[_REPORT].isNotNull()).select(_REPORT).collect()
             ]
@@ -447,6 +461,7 @@ def _evaluate(
     on_match: Callable[[Match | str], None] | None,
     lap: Callable[[str], float],
     reports: list[dict[str, Any]],
+    held: list[Any],
 ) -> None:
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -506,6 +521,7 @@ def _evaluate(
             keys.append(F.col(attr))
     result = spread_frame.groupBy(*keys).applyInArrow(one_shard, _spark_schema(out))
     result = result.persist()
+    held.append(result)
     context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
     # every shard, in parallel (the matches wait in the cache for the writers)
     shard_stats = [json.loads(r[0]) for r in result.filter(result.kind == "stats").select("text").collect()]
