@@ -193,8 +193,9 @@ def test_parquet_and_jsonl_inputs(spark: object, tmp_path: Path) -> None:
 
 def test_a_second_run_in_one_session_reads_the_file_again(spark: Any, tmp_path: Path) -> None:
     """The same query on the same path, the file rewritten (to the same size) between the
-    runs (the Python API and the tests keep one session): the second run finds the new
-    file's matches, not the first run's from Spark's cache, and nothing stays cached."""
+    runs (a process that runs cepcli twice, as the tests do, keeps one session): the second
+    run finds the new file's matches, not the first run's from Spark's cache, and nothing
+    stays cached."""
     query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WITHIN 5 s", "ts,type\n1,A\n2,B\n3,B\n")
     first = _spark(query, data, "tree")
     data.write_text("ts,type\n1,B\n2,A\n3,B\n")

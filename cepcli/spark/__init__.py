@@ -144,7 +144,7 @@ def run_spark(
                 raise
             raise SparkError(reason(err, "the Spark job failed")) from None
         finally:
-            # a session that lives on (the Python API, the tests) would otherwise keep them,
+            # a session that lives on (a second run in one process, the tests) would keep them,
             # and answer the same query on the same path from the cache though the file changed
             for frame in held:
                 with contextlib.suppress(Exception):  # the JVM may be gone
