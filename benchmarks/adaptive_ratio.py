@@ -43,25 +43,19 @@ def query(x: str, y: str, z: str) -> str:
 
 def automata(text: str, engines: list[str], repeat: int) -> dict[str, float]:
     """Median seconds of each engine over the events in memory, interleaved."""
-    from cepcli.bench import run_once, variable_counts
-    from cepcli.job import Job, compile_text
-    from cepcli.runtime.stats import Stats
+    from cepcli.bench import read_events, run_once, variable_counts
+    from cepcli.job import compile_text
     from cepcli.sources.options import InputOptions
 
     inputs = InputOptions(str(F3M), type_col="origin", time_col="date")
     compiled = compile_text(text, "<query>", inputs.unit)
-    read = Stats()
-    job = Job(compiled, inputs, stats=read)
-    try:
-        events = list(job.source.events(job.prefilter, read, job.typed))
-    finally:
-        job.close()
+    events, schema, read = read_events(compiled, inputs)
     order = compiled.pattern.rarest_first(variable_counts(compiled.pattern, events))
     seconds: dict[str, list[float]] = {e: [] for e in engines}
     hashes: dict[str, str] = {}
     for round_ in range(repeat + 1):  # the first round warms up and is not counted
         for name in engines:
-            stats, digest = run_once(compiled.pattern, name, events, job.schema, read.events, order)
+            stats, digest = run_once(compiled.pattern, name, events, schema, read.events, order)
             hashes[name] = digest
             if round_:
                 seconds[name].append(stats.seconds)

@@ -78,12 +78,7 @@ def bench(
     window_texts = list(windows) or [_window_text(compiled.query.window)]
     patterns = {w: with_window(compiled.query, w, options.unit) for w in windows}  # checked before reading
     started = time.perf_counter()
-    read_stats = Stats()
-    job = Job(compiled, options, stats=read_stats)
-    try:
-        events = list(job.source.events(job.prefilter, read_stats, job.typed))
-    finally:
-        job.close()
+    events, schema, read_stats = read_events(compiled, options)
     read_seconds = time.perf_counter() - started
     read_stats.report_bad_rows()
     result = BenchResult(
@@ -103,10 +98,21 @@ def bench(
         cells = []
         for name in engines:
             progress(f"{name}, {window}")
-            cells.append(_cell(pattern, name, window, events, job.schema, read_stats.events, order, repeat))
+            cells.append(_cell(pattern, name, window, events, schema, read_stats.events, order, repeat))
         first = cells[0].match_hash
         result.cells += [replace(c, agrees=c.match_hash == first) for c in cells]
     return result
+
+
+def read_events(compiled: Compiled, options: InputOptions) -> tuple[list[Event], Schema, Stats]:
+    """The input's relevant events in memory, to replay to the engines; its schema; the
+    reading's stats (rows, bad rows, warnings)."""
+    stats = Stats()
+    job = Job(compiled, options, stats=stats)
+    try:
+        return list(job.source.events(job.prefilter, stats, job.typed)), job.schema, stats
+    finally:
+        job.close()
 
 
 def _window_text(duration: a.Duration) -> str:
