@@ -131,7 +131,17 @@ def caret_snippet(filename: str, source: str, span: Span, message: str) -> str:
     width = 1
     if span.end_line == span.line and span.end_col > span.col:
         width = span.end_col - span.col
-    return f"{head}\n    {text}\n    {' ' * (span.col - 1)}{'^' * width}"
+    at = span.col - 1
+    if len(text) > SNIPPET:  # a long line (a generated query): the part around the spot
+        start = max(0, min(at - SNIPPET // 3, len(text) - SNIPPET))
+        before, after = ("..." if start else ""), ("..." if start + SNIPPET < len(text) else "")
+        text = before + text[start : start + SNIPPET] + after
+        at = at - start + len(before)
+        width = max(1, min(width, len(text) - len(after) - at))
+    return f"{head}\n    {text}\n    {' ' * at}{'^' * width}"
+
+
+SNIPPET = 160  # characters of a query line shown under an error, at most
 
 
 class EngineDisagreement(CepError):

@@ -315,3 +315,18 @@ def test_the_widest_header_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             assert len(result.stdout.splitlines()) == 2
         else:
             assert "the header has 1,001 columns, more than the limit of 1,000" in result.stderr
+
+
+def test_an_error_in_a_long_generated_line_shows_the_part_around_it() -> None:
+    """A one-line generated query of 250,000 characters with a mistake near its end: the
+    error is three short lines (``file:line:col``, about 160 characters of the line around
+    the spot, marked ``...`` where cut, and the caret under the mistake), not the whole line."""
+    text = "PATTERN SEQ(" + ", ".join(f"A{i} a{i}" for i in range(20)) + ") WHERE "
+    text += " AND ".join(f"a{i % 20}.x > {i}" for i in range(9_000)) + " AND a3.y <> WITHIN 1 s"
+    result = _invoke(["check", "-e", text])
+    lines = result.stderr.rstrip("\n").split("\n")
+    assert result.exit_code == 2 and len(lines) == 3, result.stderr[:500]
+    col = text.index("WITHIN") + 1  # "<>" wants a value after it
+    assert lines[0].startswith(f"<-e>:1:{col}: unexpected 'WITHIN'")
+    assert lines[1].startswith("    ...") and len(lines[1]) <= 4 + 3 + 160 + 3
+    assert lines[1][lines[2].index("^") :].startswith("WITHIN")
