@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cepcli.engines import ENGINES, compile_pattern
-from cepcli.errors import CepError, QueryError
+from cepcli.errors import SNIPPET, CepError, QueryError
 from cepcli.events import Kind, Schema
 from cepcli.query.checks import check_schema
 from cepcli.query.parser import MAX_DEPTH, MAX_REPETITION
@@ -137,7 +137,14 @@ def _assert_located(err: QueryError) -> None:
     assert 1 <= col <= len(lines[line - 1]) + 1, rendered
     shown = rendered.split("\n")
     assert len(shown) == 3 and shown[2].strip() and set(shown[2].strip()) == {"^"}, rendered
-    assert len(shown[2]) - len(shown[2].lstrip()) == 4 + col - 1, rendered
+    at = len(shown[2]) - len(shown[2].lstrip()) - 4  # the caret's column in the line shown
+    text = lines[line - 1].removesuffix("\r").expandtabs(1)
+    if len(text) <= SNIPPET:  # the whole line, the caret under col
+        assert at == col - 1, rendered
+    else:  # a long line: the part around the spot, the caret under the same character
+        assert len(shown[1]) <= 4 + 3 + SNIPPET + 3, rendered
+        want = text[col - 1 :][:1]
+        assert shown[1][4 + at :][:1] == (" " if want and not want.isprintable() else want), rendered
 
 
 def run_front_end(text: str) -> None:
