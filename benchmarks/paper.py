@@ -423,9 +423,8 @@ def worker(spec: dict[str, Any]) -> None:
     limit = int(spec["memory_limit_gb"] * 1024**3)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _alarm)
-    from cepcli.bench import run_once, variable_counts, with_window
-    from cepcli.job import Job, compile_file
-    from cepcli.runtime.stats import Stats
+    from cepcli.bench import read_events, run_once, variable_counts, with_window
+    from cepcli.job import compile_file
     from cepcli.sources.options import InputOptions
 
     def emit(record: dict[str, Any]) -> None:
@@ -440,10 +439,7 @@ def worker(spec: dict[str, Any]) -> None:
         qfile.write_text(spec["query"].format(window=spec["windows"][0]) + "\n")
         compiled = compile_file(str(qfile), inputs.unit)
     started = time.perf_counter()
-    read_stats = Stats()
-    job = Job(compiled, inputs, stats=read_stats)
-    events = list(job.source.events(job.prefilter, read_stats, job.typed))
-    job.close()
+    events, schema, read_stats = read_events(compiled, inputs)
     rows = read_stats.events
     counts = variable_counts(compiled.pattern, events)
     by_name = {v.name: counts[v.bit] for v in compiled.pattern.variables}
@@ -466,7 +462,7 @@ def worker(spec: dict[str, Any]) -> None:
                 continue
             pattern = with_window(compiled.query, window, inputs.unit)
             order = pattern.rarest_first(counts)
-            record = _cell(pattern, name, events, job.schema, rows, order, spec, run_once)
+            record = _cell(pattern, name, events, schema, rows, order, spec, run_once)
             emit({**base, "order": list(order), **record})
             if record["status"] != "ok":
                 timed_out_at = window

@@ -14,11 +14,13 @@ its input arrives (or the stream ends), and is dropped.
 When a segment starts (a window before its time), the runtime is chosen from the events
 each positive variable could use in the segment before it, counted in its first window and
 in the ``MEASURED`` windows before the new segment starts (elsewhere an event costs one
-comparison on top of its runtime's work): the eager NFA when the rarest and the most frequent are
-within ``ratio`` of each other (at equal rates lazy evaluation stores every event and
-evaluates from the buffer for nothing), else the lazy Tree NFA. Each runtime counts its
-work in its own ``Stats``, added to the run's when it ends (peaks: the largest of one
-runtime's).
+comparison on top of its runtime's work): the eager NFA when the rarest and the most
+frequent are within ``ratio`` of each other (at equal rates lazy evaluation stores every
+event and evaluates from the buffer for nothing), the Chain NFA in the counts' order
+within ``chain_ratio``, else the lazy Tree NFA; with too few counted to say, the engine
+before (``_choose``). A chain goes on while its rarest variable stays the rarest. Each
+runtime counts its work in its own ``Stats``, added to the run's when it ends (peaks: the
+largest of one runtime's).
 """
 
 from __future__ import annotations
@@ -41,10 +43,10 @@ MEASURED = 4  # the rates are counted over the last windows before a segment sta
 
 
 class _Segment:
-    __slots__ = ("low", "high", "runtime", "stats", "order", "clean")
+    __slots__ = ("low", "high", "runtime", "stats", "clean")
 
-    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats, order: tuple[str, ...]) -> None:
-        self.low, self.high, self.runtime, self.stats, self.order = low, high, runtime, stats, order
+    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats) -> None:
+        self.low, self.high, self.runtime, self.stats = low, high, runtime, stats  # stats: engine, order
         self.clean = False  # whether every match it finds or releases from now on is its own
 
 
@@ -53,9 +55,7 @@ class AdaptiveRuntime:
         self.nfa, self.schema, self.stats = nfa, schema, stats
         self.window = nfa.pattern.window
         self.segment = nfa.segment
-        positives = [v for v in nfa.pattern.variables if not v.negated]
-        self.bits = [v.bit for v in positives]
-        self.names = [v.name for v in positives]
+        self.bits = [v.bit for v in nfa.pattern.variables if not v.negated]
         self.chains: dict[tuple[str, ...], ChainNfa] = {}  # by order, made once
         self.origin: int | None = None
         self.live: list[_Segment] = []
@@ -199,7 +199,7 @@ class AdaptiveRuntime:
         if (
             newest is not None
             and newest.high <= low
-            and (engine, order[:1]) == (newest.stats.engine, newest.order[:1])
+            and (engine, order[:1]) == (newest.stats.engine, newest.stats.order[:1])
         ):
             newest.high = low + self.segment
             return
@@ -225,7 +225,7 @@ class AdaptiveRuntime:
                 change: dict[str, object] = {"segment": index, "engine": engine, "ratio": ratio}
                 self.switches.append(change | ({"order": list(order)} if order else {}))
             self.last_engine, self.last_order = engine, order
-        self.live.append(_Segment(low, low + self.segment, runtime, stats, order))
+        self.live.append(_Segment(low, low + self.segment, runtime, stats))
 
     def _choose(self, index: int) -> tuple[str, tuple[str, ...], float | None]:
         """The engine (and a chain's order) for segment ``index``, from the variables'
@@ -237,15 +237,18 @@ class AdaptiveRuntime:
         if self.nfa.eager is None:
             return "tree", (), None
         tally = self.tally if self.tally_index < index else self.previous
-        counts = [sum(n for mask, n in tally.items() if mask >> bit & 1) for bit in self.bits]
+        by_bit = {
+            v.bit: sum(n for mask, n in tally.items() if mask >> v.bit & 1)
+            for v in self.nfa.pattern.variables
+        }
+        counts = [by_bit[bit] for bit in self.bits]
         least, most = min(counts, default=0), max(counts, default=0)
         ratio = round(most / least, 3) if least else None
         if least >= self.nfa.least:
             if most <= self.nfa.ratio * least:
                 return "eager", (), ratio
             if most <= self.nfa.chain_ratio * least:
-                rank = sorted(range(len(counts)), key=lambda i: (counts[i], i))
-                return "chain", tuple(self.names[i] for i in rank), ratio
+                return "chain", self.nfa.pattern.rarest_first(by_bit), ratio
             return "tree", (), ratio
         if most >= self.nfa.least * self.nfa.ratio:
             return "tree", (), ratio
