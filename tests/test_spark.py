@@ -278,6 +278,35 @@ def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
     assert a["began"] < b["ended"] and b["began"] < a["ended"], shards
 
 
+def test_rows_reach_every_shard_whose_input_holds_them_at_the_int64_edges(spark: Any) -> None:
+    """Shard k receives [b_k - W, b_(k+1) + W] (``_shards``, in the JVM): rows at the int64
+    extremes, at a bound, and a window either side of it, with bounds near the extremes
+    too (moved by the window, they would overflow unclamped)."""
+    from cepcli.spark import _shards
+    from cepcli.spark.reading import TS
+
+    low, high = -(1 << 63), (1 << 63) - 1
+    window = 10
+    bounds = (low + 5, 0, high - 5)
+    labels = (100, 101, 102, 103)
+    times = [low, low + 5, low + 15, -11, -10, 0, 10, 11, high - 15, high - 5, high]
+    frame = spark.createDataFrame([(t,) for t in times], f"`{TS}` long")
+    got: dict[int, set[int]] = {}
+    for row in frame.select(TS, _shards(bounds, window, labels).alias("s")).collect():
+        got.setdefault(row[0], set()).add(labels.index(row[1]))
+
+    def expected(t: int) -> set[int]:  # shard k spans [b_(k-1) - W, b_k + W], unbounded at the ends
+        edges = (None, *bounds, None)
+        return {
+            k
+            for k in range(len(labels))
+            if (edges[k] is None or edges[k] - window <= t)
+            and (edges[k + 1] is None or t <= edges[k + 1] + window)
+        }
+
+    assert got == {t: expected(t) for t in times}
+
+
 @pytest.mark.parametrize("shards", [2, 3, 8, 31])
 def test_each_shard_has_a_partition_of_its_own(spark: Any, shards: int) -> None:
     """The shard labels, chosen by cepcli's reading of Spark's hash, land in as many
