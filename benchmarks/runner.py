@@ -4,6 +4,7 @@ benchmark scripts)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,12 @@ FLIGHTS_OPTIONS = ["--type-col", "carrier", "--time-col", "time_hour", "--sort"]
 
 
 def cepcli_run(
-    query: str, data: Path, options: list[str], timeout: float | None = None, fmt: str = "csv"
+    query: str,
+    data: Path,
+    options: list[str],
+    timeout: float | None = None,
+    fmt: str = "csv",
+    env: dict[str, str] | None = None,
 ) -> dict[str, object] | None:
     """Stats of one run (matches written to a scratch file), with ``wall_seconds``
     added; None if it took longer than ``timeout`` seconds."""
@@ -29,7 +35,13 @@ def cepcli_run(
         ]  # fmt: skip
         started = time.perf_counter()
         try:
-            subprocess.run(command, check=True, timeout=timeout, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                command,
+                check=True,
+                timeout=timeout,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **env} if env else None,
+            )
         except subprocess.TimeoutExpired:
             return None
         result: dict[str, object] = json.loads(stats.read_text())

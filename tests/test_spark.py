@@ -424,8 +424,11 @@ def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: 
 # --- a citizen of the cluster: real processes -------------------------------------------------
 
 
-def _run(args: list[str], timeout: float = 180, **kw: Any) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], timeout: float = 180, extra_env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.update(extra_env or {})
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
@@ -454,6 +457,31 @@ def test_a_run_keeps_sparks_log_off_standard_error(tmp_path: Path) -> None:
     assert len(done.stdout.splitlines()) == len(case.expected)
     noise = [line for line in done.stderr.splitlines() if "incubator" not in line]  # the JVM's own notice
     assert noise == [], done.stderr
+
+
+def test_the_first_run_builds_a_class_archive_that_later_runs_use(tmp_path: Path) -> None:
+    """The first run records the classes its JVM loads and a detached process builds the
+    archive after it; the next run maps it (``cepcli.spark.classes``): the same matches,
+    nothing more on standard error."""
+    case = next(c for c in CASES if c.name == "seq_paper_a1a2b1b2c")
+    query, data = _files(tmp_path, case.query, case.csv)
+    cache = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache), "CEPCLI_SPARK_CLASS_CACHE": "1"}
+    outs, states = [], []
+    for k in (1, 2):
+        stats = tmp_path / f"stats{k}.json"
+        done = _run([*_jsonl_run(query, data), "--stats-json", str(stats)], extra_env=env)
+        assert done.returncode == 0, done.stderr
+        assert [line for line in done.stderr.splitlines() if "incubator" not in line] == [], done.stderr
+        outs.append(sorted(done.stdout.splitlines()))
+        states.append(json.loads(stats.read_text())["spark_class_archive"])
+        deadline = time.monotonic() + 240
+        while k == 1 and not list(cache.glob("cepcli/*.jsa")) and time.monotonic() < deadline:
+            assert not list(cache.glob("cepcli/*.failed")), list(cache.glob("cepcli/*.failed"))[0].read_text()
+            time.sleep(1)
+    assert states == ["recorded", "used"]
+    assert outs[0] == outs[1] and len(outs[0]) == len(case.expected)
+    assert sorted(p.suffix for p in (cache / "cepcli").iterdir()) == [".jsa"]  # no list, lock or part left
 
 
 def test_spark_submit_runs_cepcli_as_a_module(tmp_path: Path) -> None:

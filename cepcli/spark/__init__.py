@@ -98,7 +98,8 @@ def run_spark(
     lap = _Laps(stats)
     reading, order, header_bytes = _sample(compiled, replace(inputs, path=files[0]), options, stats)
     lap("sample")
-    spark_session = session(spark.master, spark.verbose)
+    spark_session, archive = session(spark.master, spark.verbose)
+    stats.extra["spark_class_archive"] = archive
     context = spark_session.sparkContext
     ship(context)
     stats.extra["spark_session_seconds"] = lap("session")

@@ -4,7 +4,8 @@
   ``spark-defaults.conf`` decide (and with neither, Spark's own default, ``local[*]``).
 * Spark's log is kept off standard error unless ``--verbose``: a log4j2 configuration of
   errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started). That
-  JVM also compiles with C1 only (``QUICK_JIT``); ``PYSPARK_SUBMIT_ARGS``, when set, wins.
+  JVM also compiles with C1 only (``QUICK_JIT``) and maps an archive of Spark's classes
+  (``cepcli.spark.classes``); ``PYSPARK_SUBMIT_ARGS``, when set, wins.
 * A ``spark://`` master that cannot be reached fails at once, with one line, instead of
   Spark's minute of retries and stack traces.
 * Ctrl-C cancels the jobs from another thread (``cancel_on_ctrl_c``).
@@ -27,6 +28,7 @@ from urllib.parse import urlparse
 
 from cepcli.errors import CepError
 from cepcli.signals import interruption
+from cepcli.spark.classes import class_archive
 
 QUIET_LOG = Path(__file__).with_name("log4j2-quiet.properties")
 REACH_SECONDS = 10.0
@@ -41,8 +43,10 @@ class SparkError(CepError):
     exit_code = 1
 
 
-def session(master: str | None, verbose: bool = False) -> Any:
-    """The running session, or a new one (pyspark is imported only here and below)."""
+def session(master: str | None, verbose: bool = False) -> tuple[Any, str]:
+    """The running session, or a new one (pyspark is imported only here and below); and
+    what became of the class archive (``cepcli.spark.classes``: ``used``, ``recorded``,
+    ``off``, or ``none`` when this call did not start the JVM)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     try:
@@ -51,14 +55,15 @@ def session(master: str | None, verbose: bool = False) -> Any:
         raise SparkError(f"pyspark is not installed: {err}") from None
     running = SparkSession.getActiveSession()
     if running is not None:
-        return running
+        return running, "none"
+    archive = "none"
     if master is not None:
         reachable(master)
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # pyspark starts the JVM (not spark-submit)
-        java = [QUICK_JIT, *([] if verbose else [f"-Dlog4j2.configurationFile={QUIET_LOG}"])]
-        os.environ.setdefault(
-            "PYSPARK_SUBMIT_ARGS", f'--driver-java-options "{" ".join(java)}" pyspark-shell'
-        )
+    if "PYSPARK_GATEWAY_PORT" not in os.environ and "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        # pyspark starts the JVM (not spark-submit), and the user did not say how
+        classes, archive = class_archive()
+        java = [QUICK_JIT, *classes, *([] if verbose else [f"-Dlog4j2.configurationFile={QUIET_LOG}"])]
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{" ".join(java)}" pyspark-shell'
     builder = SparkSession.builder.appName("cepcli")
     if master is not None:
         builder = builder.master(master)
@@ -71,7 +76,7 @@ def session(master: str | None, verbose: bool = False) -> Any:
         raise SparkError(reason(err, f"cannot start Spark with master {where}")) from None
     if not verbose:
         started.sparkContext.setLogLevel("ERROR")
-    return started
+    return started, archive
 
 
 def reachable(master: str) -> None:

@@ -1,0 +1,97 @@
+"""``--spark`` with and without the archive of Spark's classes (``cepcli.spark.classes``).
+
+The same SEQ3 as ``spark_flights.py`` on ``flights-3m.parquet`` and its 10x copy (made by
+that script), ``local[1]`` and ``local[2]``, each run a real ``cepcli run`` process with
+``CEPCLI_SPARK_CLASS_CACHE=0`` and then with the archive, interleaved in every repeat (the
+machine is shared). The archive is built first (a run records the classes; the script
+waits for the detached build). The table gives medians: the whole process (``wall``), the
+session's start, the job after it, and their ratio.
+
+    python benchmarks/spark_classes.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from runner import cepcli_run
+from spark_flights import DATA, OPTIONS, QUERIES, ROOT, tenfold
+
+QUERY = QUERIES["SEQ3 ISP,COS,DAY 1 h"]
+MODES = {"no archive": {"CEPCLI_SPARK_CLASS_CACHE": "0"}, "archive": {"CEPCLI_SPARK_CLASS_CACHE": "1"}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    work = ROOT / "benchmarks" / "results" / "data"
+    work.mkdir(parents=True, exist_ok=True)
+    inputs = {"flights-3m": DATA, "flights-3m x10": tenfold(DATA, work / "flights-3m-x10.parquet", 10)}
+    _build_the_archive()
+    cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
+    for _ in range(args.repeat):
+        for name, data in inputs.items():
+            for master in ("local[1]", "local[2]"):
+                for mode, env in MODES.items():
+                    spark = [*OPTIONS, "--spark", "--master", master]
+                    result = cepcli_run(QUERY, data, spark, fmt="jsonl", env=env)
+                    assert result is not None
+                    expected = "off" if mode == "no archive" else "used"
+                    assert result["spark_class_archive"] == expected, result["spark_class_archive"]
+                    cells.setdefault((name, master, mode), []).append(result)
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"median of {args.repeat} interleaved runs")  # fmt: skip
+    print("| input | master | mode | wall s | session s | job s | matches |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    walls = {}
+    for (name, master, mode), runs in cells.items():
+        wall, session, job = (_median(runs, what) for what in ("wall", "session", "job"))
+        walls[(name, master, mode)] = wall
+        matches = {int(r["matches"]) for r in runs}  # type: ignore[call-overload]
+        assert len(matches) == 1, matches
+        print(f"| {name} | {master} | {mode} | {wall:.1f} | {session:.1f} | {job:.1f} | {matches.pop():,} |")
+    print()
+    print("| input | master | wall, no archive / archive |")
+    print("|---|---|---:|")
+    for name in inputs:
+        for master in ("local[1]", "local[2]"):
+            ratio = walls[(name, master, "no archive")] / walls[(name, master, "archive")]
+            print(f"| {name} | {master} | {ratio:.2f}x |")
+
+
+def _build_the_archive() -> None:
+    """One run records the classes (unless the archive exists); wait for the build."""
+    first = cepcli_run(QUERY, DATA, [*OPTIONS, "--spark"], fmt="jsonl", env=MODES["archive"])
+    assert first is not None
+    if first["spark_class_archive"] == "used":
+        return
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cepcli"
+    deadline = time.monotonic() + 600
+    while not list(home.glob("spark-classes-*.jsa")):
+        failed = list(home.glob("spark-classes-*.failed"))
+        assert not failed and time.monotonic() < deadline, failed
+        time.sleep(2)
+
+
+def _median(runs: list[dict[str, object]], what: str) -> float:
+    def one(run: dict[str, object]) -> float:
+        session = float(run.get("spark_session_seconds", 0.0))  # type: ignore[arg-type]
+        if what == "session":
+            return session
+        if what == "job":
+            return float(run["seconds"]) - session  # type: ignore[arg-type]
+        return float(run["wall_seconds"])  # type: ignore[arg-type]
+
+    return statistics.median(one(r) for r in runs)
+
+
+if __name__ == "__main__":
+    main()
