@@ -36,14 +36,15 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     assert [c["engine"] for c in changes] == ["tree", "eager", "tree"]  # type: ignore[index]
     segments = [c["segment"] for c in changes]  # type: ignore[index]
     # Segment k is [64k, 64(k+1)) s; it starts when its input does (64k - 2 s) and is chosen
-    # from what the segment before it counted: its first window, and the 4 windows (8 s)
-    # before the new one's input begins. The burst (200-400 s) fills segment 3's last 8 s
-    # (246-254 s: 24 A, 24 C; and 7 A at 192-194 s, the one at 194 s ending that window, so
-    # 31:24), so segment 4 is the first eager one;
-    # segment 7's (448-450 s and 502-510 s) have 30 A and no C, enough to say: segment 8 is
-    # the tree again.
+    # from what the segment before it counted until then. Segments 0-2 count 186 A and 1 or
+    # 2 C: too few C, but 186 A put the ratio past 1:50 whatever C's count (the tree). The
+    # burst (200-400 s) gives segment 3 (192-254 s) 186 A to 162 C, so segment 4 is the
+    # first eager one; segment 6 (384-446 s) still has 49 C (16 s of the burst, and 400 s)
+    # to 186 A, within 1:6 (segment 7 eager too); segment 7 (448-510 s) has 2 C: the tree
+    # again from segment 8.
     assert segments == [0, 4, 8]
-    assert changes[1]["ratio"] == round(31 / 24, 3)  # type: ignore[index]
+    assert changes[1]["ratio"] == round(186 / 162, 3)  # type: ignore[index]
+    assert changes[2]["ratio"] == 93.0  # type: ignore[index]
     assert stats.extra["adaptive_segments"] == {"eager": 4, "chain": 0, "tree": 6}
     assert stats.extra["adaptive_switches"] == 3
     # a segment that keeps its engine continues the runtime before it: three runtimes in all
@@ -60,22 +61,29 @@ def test_steady_equal_rates_run_one_eager_runtime() -> None:
     assert stats.extra["adaptive_runtimes"] == 2
 
 
-def test_one_rare_event_is_no_ratio() -> None:
-    """A and B every 2 s, C once near the end of each segment: the windows counted before
-    each segment hold 5 A, 5 B and 1 C. 5:1 is within 1:9, but one event says nothing of
-    a rate (it could as well be 1:50): with fewer than 3 of the rarest the engine stays the
-    tree it started with."""
+def test_one_rare_event_is_no_ratio_until_three_are_counted() -> None:
+    """A and B every 2 s, C once near the end of each segment: each segment counts 31 A,
+    31 B and 1 C. One event says nothing of a rate (it could as well be 1:10 as 1:100),
+    and 31 A are too few to put it past 1:50 anyway: the counts are carried, and the tree it
+    started with goes on, until three segments hold 3 C to 93 A (1:31): the chain, C first,
+    which then goes on (carrying again) in one runtime."""
     rows = [f"{k},{t}.{i},{t % 7}" for t in range(0, 640, 2) for i, k in enumerate("AB")]
     rows += [f"C,{64 * k - 5}.5,9" for k in range(1, 10)]
     data = "type,ts,x\n" + "\n".join(sorted(rows, key=lambda r: float(r.split(",")[1]))) + "\n"
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) >= 9
-    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 0, "tree": 11}
-    assert stats.extra["adaptive_runtimes"] == 1
+    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 8, "tree": 3}
+    assert stats.extra["adaptive_runtimes"] == 2
+    changes = stats.extra["adaptive_changes"]
+    assert [(c["segment"], c["engine"], c["ratio"]) for c in changes] == [
+        (0, "tree", None),
+        (3, "chain", 31.0),
+    ]  # type: ignore[index]
+    assert changes[1]["order"][0] == "c"  # type: ignore[index]
 
 
 def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
-    """A 20 times a second, B 5 times, C twice (1:10, past eager's 1:9 and within the
+    """A 20 times a second, B 5 times, C twice (1:10, past eager's 1:6 and within the
     chain's 1:50): from the second segment on, the chain in the order C, B, A."""
     rows = [
         f"{k},{t}.{j:02d},{(t + j) % 9}"
@@ -88,8 +96,8 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
     assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 4, "tree": 1}
     changes = stats.extra["adaptive_changes"]
-    # 201 A (the one at 2.00 s ends the first window, counted) to 20 C
-    assert changes[1] == {"segment": 1, "engine": "chain", "ratio": 10.05, "order": ["c", "b", "a"]}
+    # 1,240 A to 124 C in the first 62 s (segment 1's input begins at 62 s)
+    assert changes[1] == {"segment": 1, "engine": "chain", "ratio": 10.0, "order": ["c", "b", "a"]}
 
 
 def test_a_kleene_pattern_always_runs_the_tree() -> None:
@@ -105,6 +113,6 @@ def test_explain_says_how_it_chooses() -> None:
     assert result.exit_code == 0, result.output
     assert "adaptive: time is cut into segments of 32 windows; a segment runs the eager NFA" in result.output
     assert (
-        "within 1:9 of each other (at least 3 of the rarest), the Chain NFA in their order" in result.output
+        "within 1:6 of each other (at least 3 of the rarest), the Chain NFA in their order" in result.output
     )
     assert "(rarest first) within 1:50, else this tree" in result.output

@@ -22,13 +22,14 @@ from cepcli.plan.pattern import Pattern
 # its engine continues the runtime before it); shorter segments follow the rates sooner.
 SEGMENT_WINDOWS: float = 32
 # Eager when the rarest and the most frequent variable are within this factor in the last
-# segment: the break-even of lazy evaluation on the flights (BENCHMARKS.md, ratio sweep:
-# 1.0-1.1x eager at 1:9, 0.6-0.7x at 1:3, 2.4x from 1:29).
-RATIO = 9.0
-# The counts must say something: eager needs the rarest variable counted at least LEAST
+# segment: the break-even of the Chain NFA on the dense flights (BENCHMARKS.md, the adaptive
+# ratio sweep: the chain is 0.58x eager at 1:3.1 and 1.45x at 1:9.45, even about 1:6; on the
+# sparse NYC flights it was about 1:9).
+RATIO = 6.0
+# The counts must say something: a choice needs the rarest variable counted at least LEAST
 # times (a count of 1 or 2 against 8 is noise, not a ratio of 1:8, and 0 against 8 is a
-# quiet hour as often as a skew); the tree needs that, or the most frequent counted LEAST *
-# RATIO times; with less, a segment keeps the engine of the one before (at first, the tree).
+# quiet hour as often as a skew), or the most frequent LEAST * CHAIN_RATIO times (the tree);
+# with less, the counts are carried into the next segment's and the engine before goes on.
 LEAST = 3
 # Past RATIO, the Chain NFA in the order the counts give (rarest first) up to this factor,
 # the tree beyond: on the dense flights the chain leads the tree from about 1:5 to 1:50,

@@ -12,15 +12,16 @@ side over the ``2W`` where their inputs overlap. A runtime ends when the first e
 its input arrives (or the stream ends), and is dropped.
 
 When a segment starts (a window before its time), the runtime is chosen from the events
-each positive variable could use in the segment before it, counted in its first window and
-in the ``MEASURED`` windows before the new segment starts (elsewhere an event costs one
-comparison on top of its runtime's work): the eager NFA when the rarest and the most
-frequent are within ``ratio`` of each other (at equal rates lazy evaluation stores every
-event and evaluates from the buffer for nothing), the Chain NFA in the counts' order
-within ``chain_ratio``, else the lazy Tree NFA; with too few counted to say, the engine
-before (``_choose``). A chain goes on while its rarest variable stays the rarest. Each
-runtime counts its work in its own ``Stats``, added to the run's when it ends (peaks: the
-largest of one runtime's).
+each positive variable could use in the segment before it (all of them, counted as they
+arrive): the eager NFA when the rarest and the most frequent are within ``ratio`` of each
+other (at equal rates lazy evaluation stores every event and evaluates from the buffer for
+nothing), the Chain NFA in the counts' order within ``chain_ratio``, else the lazy Tree
+NFA. Too few of the rarest to say (fewer than ``least``) and the counts are carried into
+the next segment's, up to ``CARRIED`` segments, while the engine before goes on (a lazy one
+if the most frequent already says the rates differ); enough of the most frequent to put
+the ratio past ``chain_ratio`` whatever the rarest's is, and the tree (``_choose``). A
+chain goes on while its rarest variable stays the rarest. Each runtime counts its work in
+its own ``Stats``, added to the run's when it ends (peaks: the largest of one runtime's).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.runtime.tree import TreeRuntime
 
 SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
-MEASURED = 4  # the rates are counted over the last windows before a segment starts
+CARRIED = 8  # segments whose counts are added up while too few to choose
 
 
 class _Segment:
@@ -64,8 +65,12 @@ class AdaptiveRuntime:
         self.tally: Counter[int] = Counter()
         self.tally_index = -1
         self.previous: Counter[int] = Counter()
+        self.previous_index = -1
+        # the counts of the segments too few to choose from, added up (and the latest one's index)
+        self.carried: Counter[int] = Counter()
+        self.carried_index = -1
+        self.carried_segments = 0
         self.count_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
-        self.calm_until = -(1 << 64)  # ... and before this one its events are not counted
         self.engines = {"eager": 0, "chain": 0, "tree": 0}  # segments evaluated by each
         self.runtimes = 0  # runtimes started: one per run of segments with the same engine
         self.switches: list[dict[str, object]] = []
@@ -93,12 +98,7 @@ class AdaptiveRuntime:
                     stats.snapshot()
                 if len(self.live) != 1 or not self.live[0].clean:
                     continue
-                until, calm, tally, take = (
-                    self.count_until,
-                    self.calm_until,
-                    self.tally,
-                    self.live[0].runtime.process,
-                )
+                until, tally, take = self.count_until, self.tally, self.live[0].runtime.process
                 for event in stream:
                     ts = event.ts
                     if ts >= until:
@@ -107,8 +107,7 @@ class AdaptiveRuntime:
                     mask = event.mask
                     if mask:
                         stats.relevant_events += 1
-                        if ts >= calm:
-                            tally[mask] += 1
+                        tally[mask] += 1
                         yield from take(event)
                         if every and stats.relevant_events % every == 0:
                             stats.snapshot()
@@ -123,7 +122,7 @@ class AdaptiveRuntime:
     def process(self, event: Event) -> Iterable[Match]:
         ts = event.ts
         if ts < self.count_until:  # inside one segment, away from its borders
-            if ts >= self.calm_until and event.mask:  # its last windows before the next starts: counted
+            if event.mask:
                 self.tally[event.mask] += 1
             part = self.live[0]
             if part.clean:  # every match it can find or release now is its own
@@ -153,20 +152,16 @@ class AdaptiveRuntime:
             yield from self._end(self.live.pop(0))
         owner = (ts - origin) // segment
         if owner != self.tally_index:
-            self.previous, self.tally, self.tally_index = self.tally, Counter(), owner
+            self.previous, self.previous_index = self.tally, self.tally_index
+            self.tally, self.tally_index = Counter(), owner
         if event.mask:
             self.tally[event.mask] += 1
         # one segment live: the fast path until the next segment's input begins, or the next
-        # segment's time (the tally turns over) or the end of this one's first window (counted)
+        # segment's time (the tally turns over)
         if len(self.live) == 1:
-            start, border = origin + owner * segment, origin + (owner + 1) * segment
-            until = min(self.live[0].high - window, border)
-            if ts < start + window:  # its first window: every event counted
-                self.count_until, self.calm_until = min(until, start + window), ts
-            else:  # then only the MEASURED windows before the next segment's input begins
-                self.count_until, self.calm_until = until, border - (MEASURED + 1) * window
+            self.count_until = min(self.live[0].high - window, origin + (owner + 1) * segment)
         else:
-            self.count_until = self.calm_until = ts
+            self.count_until = ts
         for part in self.live:  # every live segment's input has begun (index <= last)
             for match in part.runtime.process(event):
                 if part.low <= match.first_ts < part.high:
@@ -229,14 +224,19 @@ class AdaptiveRuntime:
 
     def _choose(self, index: int) -> tuple[str, tuple[str, ...], float | None]:
         """The engine (and a chain's order) for segment ``index``, from the variables'
-        counts in the segment before it (near its borders): eager when the rarest and the
-        most frequent are within ``ratio``, the chain in their order (rarest first) within
-        ``chain_ratio``, the tree beyond; with too few counted to say (fewer than ``least``
-        of the rarest, and fewer than ``least * ratio`` of the most frequent: else the
-        tree), the engine of the segment before (at first, the tree)."""
+        counts in the segment before it (with those carried from before it): eager when the
+        rarest and the most frequent are within ``ratio``, the chain in their order (rarest
+        first) within ``chain_ratio``, the tree beyond. With fewer than ``least`` of the
+        rarest, the tree if the most frequent reaches ``least * chain_ratio`` (past the
+        chain's band whatever the rarest's count); else the counts are carried to the next
+        choice and the engine of the segment before goes on (at first, and after eager once
+        the most frequent reaches ``least * ratio``, the tree)."""
         if self.nfa.eager is None:
             return "tree", (), None
+        used = self.tally_index if self.tally_index < index else self.previous_index
         tally = self.tally if self.tally_index < index else self.previous
+        if self.carried_segments:
+            tally = self.carried if used == self.carried_index else self.carried + tally
         by_bit = {
             v.bit: sum(n for mask, n in tally.items() if mask >> v.bit & 1)
             for v in self.nfa.pattern.variables
@@ -244,13 +244,20 @@ class AdaptiveRuntime:
         counts = [by_bit[bit] for bit in self.bits]
         least, most = min(counts, default=0), max(counts, default=0)
         ratio = round(most / least, 3) if least else None
-        if least >= self.nfa.least:
-            if most <= self.nfa.ratio * least:
+        nfa = self.nfa
+        if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
+            self.carried, self.carried_segments = Counter(), 0
+            if least >= nfa.least and most <= nfa.ratio * least:
                 return "eager", (), ratio
-            if most <= self.nfa.chain_ratio * least:
-                return "chain", self.nfa.pattern.rarest_first(by_bit), ratio
+            if least >= nfa.least and most <= nfa.chain_ratio * least:
+                return "chain", nfa.pattern.rarest_first(by_bit), ratio
             return "tree", (), ratio
-        if most >= self.nfa.least * self.nfa.ratio:
+        if used != self.carried_index:
+            self.carried_segments += 1
+            self.carried, self.carried_index = Counter(tally), used  # as counted until now
+            if self.carried_segments >= CARRIED:  # the rates of long ago: start counting again
+                self.carried, self.carried_segments = Counter(), 0
+        if most >= nfa.least * nfa.ratio and self.last_engine in ("", "eager"):
             return "tree", (), ratio
         return self.last_engine or "tree", self.last_order, ratio
 
