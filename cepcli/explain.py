@@ -80,7 +80,8 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 f" when the variables' event counts in the segment before it are within 1:{automaton.ratio:g}"
                 f" of each other (at least {automaton.least} of the rarest), the Chain NFA in their order"
                 f" (rarest first) within 1:{automaton.chain_ratio:g}, else this tree; fewer counted"
-                " and the counts are carried into the next segment's; a segment"
+                f" and the counts are carried into the next segment's; a change needs the ratio"
+                f" {automaton.hysteresis:g}x past the bound; a segment"
                 " that keeps the engine continues its runtime"
                 " (the stats say which, and when it changed)"
                 if automaton.eager is not None

@@ -57,15 +57,17 @@ def _segments(how: str) -> Iterator[None]:
     from a border), the same choice; ``adaptive:mixed``: segments of half a window, eager
     at equal counts, else the chain in the counts' order where every variable was seen, else
     the tree. Many segment borders, and switches between the engines."""
-    saved = adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST, adaptive.CHAIN_RATIO
+    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS")
+    saved = [getattr(adaptive, name) for name in names]
     if how:
         settings = {"w4": (4.0, float("inf")), "half": (0.5, float("inf")), "mixed": (0.5, 1.0)}
         adaptive.SEGMENT_WINDOWS, adaptive.RATIO = settings[how]
-        adaptive.LEAST, adaptive.CHAIN_RATIO = 1, float("inf")
+        adaptive.LEAST, adaptive.CHAIN_RATIO, adaptive.HYSTERESIS = 1, float("inf"), 1.0
     try:
         yield
     finally:
-        adaptive.SEGMENT_WINDOWS, adaptive.RATIO, adaptive.LEAST, adaptive.CHAIN_RATIO = saved
+        for name, value in zip(names, saved, strict=True):
+            setattr(adaptive, name, value)
 
 
 def _order(how: str, pattern: Pattern) -> tuple[str, ...]:

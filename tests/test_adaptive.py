@@ -100,6 +100,26 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     assert changes[1] == {"segment": 1, "engine": "chain", "ratio": 10.0, "order": ["c", "b", "a"]}
 
 
+def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
+    """A and B 4 times a second; C every 1.25 s in the even segments (1:5) and every 2 s in
+    the odd ones (1:8), around eager's bound of 1:6: from the tree, eager needs 1:4 or less
+    (1:6 / 1.5), so the chain runs from the second segment on, in one runtime (without the
+    margin: eager, chain, eager, ... a new runtime each segment)."""
+    rows = []
+    for tick in range(640 * 4):
+        t, segment = tick / 4, tick // 256
+        rows += [f"A,{t:.2f}0,{tick % 7}", f"B,{t:.2f}1,{tick % 5}"]
+        if tick % (5 if segment % 2 == 0 else 8) == 0:
+            rows.append(f"C,{t:.2f}2,{tick % 9}")
+    data = "type,ts,x\n" + "\n".join(rows) + "\n"
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
+    changes = stats.extra["adaptive_changes"]
+    assert [(c["engine"], c["ratio"]) for c in changes] == [("tree", None), ("chain", 4.96)]  # type: ignore[index]
+    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 10, "tree": 1}
+    assert stats.extra["adaptive_runtimes"] == 2
+
+
 def test_a_kleene_pattern_always_runs_the_tree() -> None:
     query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 2 s"
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},1\n" for t in range(300) for i, k in enumerate("ABC"))

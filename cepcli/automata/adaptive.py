@@ -35,6 +35,12 @@ LEAST = 3
 # the tree beyond: on the dense flights the chain leads the tree from about 1:5 to 1:50,
 # the tree leads beyond (BENCHMARKS.md, the adaptive ratio sweep).
 CHAIN_RATIO = 50.0
+# A change of engine needs the ratio this factor past the bound (lazy to eager below
+# RATIO / HYSTERESIS, eager to lazy above RATIO * HYSTERESIS, and the same at CHAIN_RATIO):
+# a ratio measured near a bound (on the dense flights at 1:9.45 the segments measured 1:5
+# to 1:10, at 1:30 1:18 to 1:58) would otherwise flip the engine every few segments, and
+# every change starts a runtime with empty buffers (46 runtimes for 408 segments there).
+HYSTERESIS = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,7 @@ class AdaptiveNfa:
     ratio: float
     least: int  # the counts a choice needs (``LEAST``)
     chain_ratio: float  # the chain up to this ratio, the tree beyond (``CHAIN_RATIO``)
+    hysteresis: float  # a change needs the ratio this factor past the bound (``HYSTERESIS``)
 
     def chain(self, order: tuple[str, ...]) -> ChainNfa:
         """The Chain NFA of ``order`` (rarest first), negations by post-processing."""
@@ -71,4 +78,4 @@ def build_adaptive(
         except EngineError:
             eager = None  # too many states for eager: the tree only
     segment = max(1, int(pattern.window * segment_windows))
-    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST, CHAIN_RATIO)
+    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST, CHAIN_RATIO, HYSTERESIS)

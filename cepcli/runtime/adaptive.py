@@ -16,7 +16,8 @@ each positive variable could use in the segment before it (all of them, counted 
 arrive): the eager NFA when the rarest and the most frequent are within ``ratio`` of each
 other (at equal rates lazy evaluation stores every event and evaluates from the buffer for
 nothing), the Chain NFA in the counts' order within ``chain_ratio``, else the lazy Tree
-NFA. Too few of the rarest to say (fewer than ``least``) and the counts are carried into
+NFA; a change of engine needs the ratio ``hysteresis`` times past the bound. Too few
+of the rarest to say (fewer than ``least``) and the counts are carried into
 the next segment's, up to ``CARRIED`` segments, while the engine before goes on (a lazy one
 if the most frequent already says the rates differ); enough of the most frequent to put
 the ratio past ``chain_ratio`` whatever the rarest's is, and the tree (``_choose``). A
@@ -26,7 +27,7 @@ its own ``Stats``, added to the run's when it ends (peaks: the largest of one ru
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.adaptive import AdaptiveNfa
@@ -39,6 +40,7 @@ from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.runtime.tree import TreeRuntime
 
+Tally = defaultdict[int, int]  # events by variable mask
 SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
 CARRIED = 8  # segments whose counts are added up while too few to choose
 
@@ -62,12 +64,12 @@ class AdaptiveRuntime:
         self.live: list[_Segment] = []
         self.next_index = 0
         # events per variable mask in the segment that owns the latest event, and in the one before
-        self.tally: Counter[int] = Counter()
+        self.tally: Tally = defaultdict(int)  # a Counter costs 3x as much per event
         self.tally_index = -1
-        self.previous: Counter[int] = Counter()
+        self.previous: Tally = defaultdict(int)
         self.previous_index = -1
         # the counts of the segments too few to choose from, added up (and the latest one's index)
-        self.carried: Counter[int] = Counter()
+        self.carried: Tally = defaultdict(int)
         self.carried_index = -1
         self.carried_segments = 0
         self.count_until = -(1 << 64)  # before this time one segment is live and none starts (fast path)
@@ -153,7 +155,7 @@ class AdaptiveRuntime:
         owner = (ts - origin) // segment
         if owner != self.tally_index:
             self.previous, self.previous_index = self.tally, self.tally_index
-            self.tally, self.tally_index = Counter(), owner
+            self.tally, self.tally_index = defaultdict(int), owner
         if event.mask:
             self.tally[event.mask] += 1
         # one segment live: the fast path until the next segment's input begins, or the next
@@ -236,7 +238,7 @@ class AdaptiveRuntime:
         used = self.tally_index if self.tally_index < index else self.previous_index
         tally = self.tally if self.tally_index < index else self.previous
         if self.carried_segments:
-            tally = self.carried if used == self.carried_index else self.carried + tally
+            tally = self.carried if used == self.carried_index else _added(self.carried, tally)
         by_bit = {
             v.bit: sum(n for mask, n in tally.items() if mask >> v.bit & 1)
             for v in self.nfa.pattern.variables
@@ -246,17 +248,24 @@ class AdaptiveRuntime:
         ratio = round(most / least, 3) if least else None
         nfa = self.nfa
         if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
-            self.carried, self.carried_segments = Counter(), 0
-            if least >= nfa.least and most <= nfa.ratio * least:
+            self.carried, self.carried_segments = defaultdict(int), 0
+            # the bounds, moved away from the engine running (so that a change needs the ratio
+            # clearly past them)
+            last, h = self.last_engine or "tree", nfa.hysteresis
+            eager_bound = nfa.ratio * h if last == "eager" else nfa.ratio / h
+            chain_bound = {"chain": nfa.chain_ratio * h, "tree": nfa.chain_ratio / h}.get(
+                last, nfa.chain_ratio
+            )
+            if least >= nfa.least and most <= eager_bound * least:
                 return "eager", (), ratio
-            if least >= nfa.least and most <= nfa.chain_ratio * least:
+            if least >= nfa.least and most <= chain_bound * least:
                 return "chain", nfa.pattern.rarest_first(by_bit), ratio
             return "tree", (), ratio
         if used != self.carried_index:
             self.carried_segments += 1
-            self.carried, self.carried_index = Counter(tally), used  # as counted until now
+            self.carried, self.carried_index = defaultdict(int, tally), used  # as counted until now
             if self.carried_segments >= CARRIED:  # the rates of long ago: start counting again
-                self.carried, self.carried_segments = Counter(), 0
+                self.carried, self.carried_segments = defaultdict(int), 0
         if most >= nfa.least * nfa.ratio and self.last_engine in ("", "eager"):
             return "tree", (), ratio
         return self.last_engine or "tree", self.last_order, ratio
@@ -269,6 +278,13 @@ class AdaptiveRuntime:
         finally:
             part.runtime.report()
             add_part(self.stats, part_work(part.stats))
+
+
+def _added(a: Tally, b: Tally) -> Tally:
+    total = defaultdict(int, a)
+    for mask, n in b.items():
+        total[mask] += n
+    return total
 
 
 def evaluate_adaptive(
