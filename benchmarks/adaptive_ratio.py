@@ -12,8 +12,11 @@ in time), medians of the repeats:
   Parquet file, the engine, writing the matches).
 
 Every engine must find the same matches (hashes in-process, counts for the processes).
+A last table says what the adaptive engine ran at each ratio (from its stats: segments by
+engine, runtimes started, the measured ratios where it changed); ``--what-ran`` prints only
+that table (one in-process run of adaptive per ratio, a minute).
 
-    python benchmarks/adaptive_ratio.py [--repeat 5] [--engines eager,chain,tree,adaptive]
+    python benchmarks/adaptive_ratio.py [--repeat 5] [--engines eager,chain,tree,adaptive] [--what-ran]
 """
 
 from __future__ import annotations
@@ -41,8 +44,11 @@ def query(x: str, y: str, z: str) -> str:
     )
 
 
-def automata(text: str, engines: list[str], repeat: int) -> dict[str, float]:
-    """Median seconds of each engine over the events in memory, interleaved."""
+def automata(
+    text: str, engines: list[str], repeat: int, ran: dict[str, object] | None = None
+) -> dict[str, float]:
+    """Median seconds of each engine over the events in memory, interleaved (and in
+    ``ran``, the stats' ``adaptive_*`` entries of adaptive's last run)."""
     from cepcli.bench import read_events, run_once, variable_counts
     from cepcli.job import compile_text
     from cepcli.sources.options import InputOptions
@@ -57,24 +63,32 @@ def automata(text: str, engines: list[str], repeat: int) -> dict[str, float]:
         for name in engines:
             stats, digest = run_once(compiled.pattern, name, events, schema, read.events, order)
             hashes[name] = digest
+            if name == "adaptive" and ran is not None:
+                ran.update({k: v for k, v in stats.extra.items() if k.startswith("adaptive_")})
             if round_:
                 seconds[name].append(stats.seconds)
     assert len(set(hashes.values())) == 1, f"the engines disagree: {hashes}"
-    return {e: statistics.median(v) for e, v in seconds.items()}
+    return {e: statistics.median(v) if v else float("nan") for e, v in seconds.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--engines", default="eager,chain,tree,adaptive")
+    parser.add_argument("--what-ran", action="store_true", help="only the table of what adaptive ran")
     args = parser.parse_args()
     engines = args.engines.split(",")
+    if args.what_ran:
+        _what_ran([(airports, _ran(query(*airports))) for airports in F3M_RATIO_AIRPORTS])
+        return
     lazy = [e for e in engines if e in ("chain", "tree")]
     SCRATCH.mkdir(parents=True, exist_ok=True)
     rows = []
+    ran: list[tuple[tuple[str, ...], dict[str, object]]] = []
     for airports in F3M_RATIO_AIRPORTS:
         text = query(*airports)
-        alone = automata(text, engines, args.repeat)
+        ran.append((airports, {}))
+        alone = automata(text, engines, args.repeat, ran[-1][1])
         with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
             runs = {e: cepcli_counted(text, F3M, [*OPTIONS, "--engine", e], Path(tmp)) for e in engines}
             walls, matches, _, _ = interleaved(":".join(airports), runs, args.repeat)
@@ -100,6 +114,37 @@ def main() -> None:
                 + " | ".join(f"{cell[e]:.3f}" if part == 1 else f"{cell[e]:.2f}" for e in engines)
                 + f" | {cell['eager'] / cell['adaptive']:.2f}x | {best / cell['adaptive']:.2f}x | {count:,} |"
             )
+    if "adaptive" in engines:
+        _what_ran(ran)
+
+
+def _ran(text: str) -> dict[str, object]:
+    ran: dict[str, object] = {}
+    automata(text, ["adaptive"], 0, ran)
+    return ran
+
+
+def _what_ran(ran: list[tuple[tuple[str, ...], dict[str, object]]]) -> None:
+    print("\nwhat adaptive ran (its stats)\n")
+    print(
+        "| airports (ratio) | segments eager / chain / tree | runtimes | changes (engine at measured ratio) |"
+    )
+    print("|---|---|---:|---|")
+    for airports, stats in ran:
+        segments = stats["adaptive_segments"]
+        assert isinstance(segments, dict)
+        changes = stats["adaptive_changes"]
+        assert isinstance(changes, list)
+        shown = ", ".join(
+            f"{c['engine']}{' ' + ''.join(c['order']) if 'order' in c else ''} at 1:{c['ratio']}"
+            if c["ratio"] is not None
+            else f"{c['engine']} (first)"
+            for c in changes[:6]
+        ) + (f", ... ({len(changes)} in all)" if len(changes) > 6 else "")
+        print(
+            f"| {':'.join(airports)} ({_one_in(*airports)}) | {segments['eager']} / {segments['chain']} / "
+            f"{segments['tree']} | {stats['adaptive_runtimes']} | {shown} |"
+        )
 
 
 if __name__ == "__main__":
