@@ -17,10 +17,8 @@ import os
 import platform
 import statistics
 import sys
-import time
-from pathlib import Path
 
-from runner import cepcli_run
+from runner import cepcli_run, spark_class_archive
 from spark_flights import DATA, OPTIONS, QUERIES, ROOT, tenfold
 
 QUERY = QUERIES["SEQ3 ISP,COS,DAY 1 h"]
@@ -35,7 +33,7 @@ def main() -> None:
     work = ROOT / "benchmarks" / "results" / "data"
     work.mkdir(parents=True, exist_ok=True)
     inputs = {"flights-3m": DATA, "flights-3m x10": tenfold(DATA, work / "flights-3m-x10.parquet", 10)}
-    _build_the_archive()
+    spark_class_archive(QUERY, DATA, OPTIONS)
     cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
     for _ in range(args.repeat):
         for name, data in inputs.items():
@@ -65,20 +63,6 @@ def main() -> None:
         for master in ("local[1]", "local[2]"):
             ratio = walls[(name, master, "no archive")] / walls[(name, master, "archive")]
             print(f"| {name} | {master} | {ratio:.2f}x |")
-
-
-def _build_the_archive() -> None:
-    """One run records the classes (unless the archive exists); wait for the build."""
-    first = cepcli_run(QUERY, DATA, [*OPTIONS, "--spark"], fmt="jsonl", env=MODES["archive"])
-    assert first is not None
-    if first["spark_class_archive"] == "used":
-        return
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cepcli"
-    deadline = time.monotonic() + 600
-    while not list(home.glob("spark-classes-*.jsa")):
-        failed = list(home.glob("spark-classes-*.failed"))
-        assert not failed and time.monotonic() < deadline, failed
-        time.sleep(2)
 
 
 def _median(runs: list[dict[str, object]], what: str) -> float:

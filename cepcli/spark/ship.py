@@ -38,7 +38,9 @@ def package_zip() -> str:
 
     data = _zip_bytes([Path(cepcli.__file__).parent, Path(str(lark.__file__)).parent])
     digest = hashlib.sha256(data).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"cepcli-executors-{os.getpid()}-{digest}.zip"
+    folder = Path(tempfile.gettempdir())
+    _sweep(folder)
+    path = folder / f"cepcli-executors-{os.getpid()}-{digest}.zip"
     if not path.exists():
         path.write_bytes(data)
         atexit.register(_remove, path)
@@ -60,3 +62,18 @@ def _zip_bytes(packages: list[Path]) -> bytes:
 
 def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the zips of processes that are gone (killed before their exit handler ran)."""
+    for path in folder.glob("cepcli-executors-*-*.zip"):
+        try:
+            pid = int(path.name.split("-")[2])
+            if pid != os.getpid():
+                os.kill(pid, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+        except OSError:
+            continue  # alive, but not ours to signal
