@@ -15,11 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
-import sys
 
 from runner import cepcli_run, spark_class_archive
-from spark_flights import DATA, OPTIONS, QUERIES, ROOT, tenfold
+from spark_flights import DATA, OPTIONS, QUERIES, bigger_input, median_of
 
 QUERY = QUERIES["SEQ3 ISP,COS,DAY 1 h"]
 MODES = {"no archive": {"CEPCLI_SPARK_CLASS_CACHE": "0"}, "archive": {"CEPCLI_SPARK_CLASS_CACHE": "1"}}
@@ -29,10 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    work = ROOT / "benchmarks" / "results" / "data"
-    work.mkdir(parents=True, exist_ok=True)
-    inputs = {"flights-3m": DATA, "flights-3m x10": tenfold(DATA, work / "flights-3m-x10.parquet", 10)}
+    inputs = {"flights-3m": DATA, "flights-3m x10": bigger_input()}
     spark_class_archive(QUERY, DATA, OPTIONS)
     cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
     for _ in range(args.repeat):
@@ -51,7 +46,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|")
     walls = {}
     for (name, master, mode), runs in cells.items():
-        wall, session, job = (_median(runs, what) for what in ("wall", "session", "job"))
+        wall, session, job = (median_of(runs, what) for what in ("wall", "session", "job"))
         walls[(name, master, mode)] = wall
         matches = {int(r["matches"]) for r in runs}  # type: ignore[call-overload]
         assert len(matches) == 1, matches
@@ -63,18 +58,6 @@ def main() -> None:
         for master in ("local[1]", "local[2]"):
             ratio = walls[(name, master, "no archive")] / walls[(name, master, "archive")]
             print(f"| {name} | {master} | {ratio:.2f}x |")
-
-
-def _median(runs: list[dict[str, object]], what: str) -> float:
-    def one(run: dict[str, object]) -> float:
-        session = float(run.get("spark_session_seconds", 0.0))  # type: ignore[arg-type]
-        if what == "session":
-            return session
-        if what == "job":
-            return float(run["seconds"]) - session  # type: ignore[arg-type]
-        return float(run["wall_seconds"])  # type: ignore[arg-type]
-
-    return statistics.median(one(r) for r in runs)
 
 
 if __name__ == "__main__":

@@ -85,15 +85,20 @@ def tenfold(source: Path, target: Path, copies: int) -> Path:
     return target
 
 
+def bigger_input(work: Path = ROOT / "benchmarks" / "results" / "data", copies: int = 10) -> Path:
+    """The 10x input (``copies`` copies), written once into ``work``; Spark's workers run this Python."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    work.mkdir(parents=True, exist_ok=True)
+    return tenfold(DATA, work / f"flights-3m-x{copies}.parquet", copies)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--copies", type=int, default=10)
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "results" / "data")
     args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    args.work.mkdir(parents=True, exist_ok=True)
-    bigger = tenfold(DATA, args.work / f"flights-3m-x{args.copies}.parquet", args.copies)
+    bigger = bigger_input(args.work, args.copies)
     inputs = {"flights-3m": DATA, f"flights-3m x{args.copies}": bigger}
     spark_class_archive(QUERIES["SEQ3 ISP,COS,DAY 1 h"], DATA, OPTIONS)  # the cold runs map it
     cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
@@ -117,7 +122,7 @@ def main() -> None:
         assert matches == local, (data_name, query_name, mode, matches, local)
         splits = len(runs[0].get("spark_splits", [])) or "-"  # type: ignore[arg-type]
         shards = runs[0].get("partitions", "-")
-        wall, job, session = (_median(runs, what) for what in ("wall", "job", "session"))
+        wall, job, session = (median_of(runs, what) for what in ("wall", "job", "session"))
         print(f"| {data_name} | {query_name} | {mode} | {wall:.1f} | {job:.1f} | {session:.1f} "
               f"| {matches.pop():,} | {splits} | {shards} |")  # fmt: skip
     print()
@@ -130,10 +135,11 @@ def main() -> None:
                     continue
                 alone = cells[(data_name, query_name, "local")]
                 one, two = (cells[(data_name, query_name, f"spark local[{n}]{how}")] for n in (1, 2))
+                walls = median_of(one, "wall") / median_of(two, "wall")
                 print(
-                    f"| {data_name}{how} | {query_name} | {_median(one, 'wall') / _median(two, 'wall'):.2f}x "
-                    f"| {_median(one, 'job') / _median(two, 'job'):.2f}x "
-                    f"| {_median(one, 'job') / _median(alone, 'job'):.2f}x |"
+                    f"| {data_name}{how} | {query_name} | {walls:.2f}x "
+                    f"| {median_of(one, 'job') / median_of(two, 'job'):.2f}x "
+                    f"| {median_of(one, 'job') / median_of(alone, 'job'):.2f}x |"
                 )
 
 
@@ -155,7 +161,7 @@ def _twice(query: str, data: Path, options: list[str]) -> dict[str, object]:
         return result
 
 
-def _median(runs: list[dict[str, object]], what: str) -> float:
+def median_of(runs: list[dict[str, object]], what: str) -> float:
     """wall: the whole process; session: starting Spark; job: the stats' seconds less that."""
 
     def one(run: dict[str, object]) -> float:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 
 from runner import spark_class_archive
-from spark_flights import DATA, OPTIONS, QUERIES, ROOT, tenfold
+from spark_flights import DATA, OPTIONS, QUERIES, bigger_input
 
 QUERY = QUERIES["SEQ3 ISP,COS,DAY 1 h"]
 TWICE = """
@@ -53,12 +52,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    work = ROOT / "benchmarks" / "results" / "data"
-    work.mkdir(parents=True, exist_ok=True)
-    data = tenfold(DATA, work / "flights-3m-x10.parquet", 10)
+    data = bigger_input()
     spark_class_archive(QUERY, DATA, OPTIONS)
-    query = work / "spark_jvm_cpu.sase"
+    query = data.with_name("spark_jvm_cpu.sase")
     query.write_text(QUERY + "\n")
     print("| master | repeat | run | wall s | JVM CPU s | read s | evaluate s |")
     print("|---|---:|---|---:|---:|---:|---:|")
