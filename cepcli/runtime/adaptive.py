@@ -247,28 +247,28 @@ class AdaptiveRuntime:
         least, most = min(counts, default=0), max(counts, default=0)
         ratio = round(most / least, 3) if least else None
         nfa = self.nfa
-        if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
-            self.carried, self.carried_segments = defaultdict(int), 0
-            # the bounds, moved away from the engine running (so that a change needs the ratio
-            # clearly past them)
-            last, h = self.last_engine or "tree", nfa.hysteresis
-            eager_bound = nfa.ratio * h if last == "eager" else nfa.ratio / h
-            chain_bound = {"chain": nfa.chain_ratio * h, "tree": nfa.chain_ratio / h}.get(
-                last, nfa.chain_ratio
-            )
-            if least >= nfa.least and most <= eager_bound * least:
-                return "eager", (), ratio
-            if least >= nfa.least and most <= chain_bound * least:
-                return "chain", nfa.pattern.rarest_first(by_bit), ratio
+        if least < nfa.least and most < nfa.least * nfa.chain_ratio:  # too few to say
+            if used != self.carried_index:
+                self.carried_segments += 1
+                self.carried, self.carried_index = defaultdict(int, tally), used  # as counted until now
+                if self.carried_segments >= CARRIED:  # the rates of long ago: start counting again
+                    self.carried, self.carried_segments = defaultdict(int), 0
+            if most >= nfa.least * nfa.ratio and self.last_engine in ("", "eager"):
+                return "tree", (), ratio
+            return self.last_engine or "tree", self.last_order, ratio
+        self.carried, self.carried_segments = defaultdict(int), 0
+        if least < nfa.least:  # the most frequent alone puts the ratio past the chain's band
             return "tree", (), ratio
-        if used != self.carried_index:
-            self.carried_segments += 1
-            self.carried, self.carried_index = defaultdict(int, tally), used  # as counted until now
-            if self.carried_segments >= CARRIED:  # the rates of long ago: start counting again
-                self.carried, self.carried_segments = defaultdict(int), 0
-        if most >= nfa.least * nfa.ratio and self.last_engine in ("", "eager"):
-            return "tree", (), ratio
-        return self.last_engine or "tree", self.last_order, ratio
+        # the bounds, moved away from the engine running (so that a change needs the ratio
+        # clearly past them)
+        last, h = self.last_engine or "tree", nfa.hysteresis
+        eager_bound = nfa.ratio * h if last == "eager" else nfa.ratio / h
+        chain_bound = {"chain": nfa.chain_ratio * h, "tree": nfa.chain_ratio / h}.get(last, nfa.chain_ratio)
+        if most <= eager_bound * least:
+            return "eager", (), ratio
+        if most <= chain_bound * least:
+            return "chain", nfa.pattern.rarest_first(by_bit), ratio
+        return "tree", (), ratio
 
     def _end(self, part: _Segment) -> Iterator[Match]:
         try:
