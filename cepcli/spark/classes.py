@@ -89,10 +89,9 @@ def _claim(lock: Path) -> bool:
 
 def _alive(lock: Path) -> bool:
     try:
-        os.kill(int(lock.read_text() or "0"), 0)
+        return process_alive(int(lock.read_text() or "0"))
     except (OSError, ValueError):
         return False
-    return True
 
 
 def _build_later(listed: Path, final: Path) -> None:
@@ -150,7 +149,7 @@ def build(plan: dict[str, Any], wait_seconds: float = 600.0) -> bool:
     part = final.with_suffix(".jsa.part")
     try:
         deadline = time.monotonic() + wait_seconds
-        while _running(int(plan["pid"])):
+        while process_alive(int(plan["pid"])):
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.2)
@@ -174,12 +173,18 @@ def build(plan: dict[str, Any], wait_seconds: float = 600.0) -> bool:
         _drop(part, listed, lock)
 
 
-def _running(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user's counts; a zombie, which no init
+    reaped, has exited). Also the executors' zips' sweep (``cepcli.spark.ship``)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except OSError:
+    except ProcessLookupError:
         return False
-    with contextlib.suppress(OSError, IndexError):  # a zombie (no init to reap it) has exited
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError, IndexError):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     return True
 

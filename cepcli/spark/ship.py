@@ -15,6 +15,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from cepcli.spark.classes import process_alive
+
 _SHIPPED: set[tuple[int, str]] = set()  # (SparkContext, zip) pairs already added
 
 
@@ -67,13 +69,6 @@ def _remove(path: Path) -> None:
 def _sweep(folder: Path) -> None:
     """Remove the zips of processes that are gone (killed before their exit handler ran)."""
     for path in folder.glob("cepcli-executors-*-*.zip"):
-        try:
-            pid = int(path.name.split("-")[2])
-            if pid != os.getpid():
-                os.kill(pid, 0)
-        except ValueError:
-            continue
-        except ProcessLookupError:
+        pid = path.name.split("-")[2]
+        if pid.isdigit() and not process_alive(int(pid)):
             path.unlink(missing_ok=True)
-        except OSError:
-            continue  # alive, but not ours to signal
