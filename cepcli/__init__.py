@@ -12,8 +12,8 @@ from typing import Any
 __version__ = "0.1.0.dev0"
 __all__ = ["Matches", "find"]
 
-ENGINE_NAMES = ("tree", "adaptive", "chain", "first-chance", "post-processing", "eager")
-DEFAULT_ENGINE = "tree"
+ENGINE_NAMES = ("adaptive", "tree", "chain", "first-chance", "post-processing", "eager")
+DEFAULT_ENGINE = "adaptive"
 
 
 def __getattr__(name: str) -> Any:

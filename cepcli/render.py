@@ -188,9 +188,10 @@ def stats_panel(stats: Stats) -> Panel:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(justify="right")
+    ran = _adaptive_ran(stats)
     rows = [
         ("engine", stats.engine),
-        ("order", (", ".join(stats.order) or "-") + _order_note(stats)),
+        *([("ran", ran)] if ran else [("order", (", ".join(stats.order) or "-") + _order_note(stats))]),
         ("events", f"{stats.events:,}"),
         *([("bad rows skipped", f"{stats.bad_rows:,}")] if stats.bad_rows else []),
         ("relevant events", f"{stats.relevant_events:,}"),
@@ -206,6 +207,16 @@ def stats_panel(stats: Stats) -> Panel:
     for key, value in rows:
         grid.add_row(key, value)
     return Panel(grid, title="cepcli stats", expand=False)
+
+
+def _adaptive_ran(stats: Stats) -> str:
+    """What the adaptive engine ran: segments by engine, and the runtimes it started
+    (``--stats-json`` has when each change was made, and at what ratio)."""
+    segments = stats.extra.get("adaptive_segments")
+    if not isinstance(segments, dict):
+        return ""
+    counts = ", ".join(f"{name} {n:,}" for name, n in segments.items() if n)
+    return f"segments: {counts or '-'}; runtimes: {stats.extra.get('adaptive_runtimes', 0):,}"
 
 
 def _order_note(stats: Stats) -> str:

@@ -320,7 +320,7 @@ def stats_check(out: str, d: Path) -> None:
     lines = jsonl(out)
     stats = json.loads((d / "stats.json").read_text(encoding="utf-8"))
     assert set(stats) >= STATS_KEYS, sorted(STATS_KEYS - set(stats))
-    assert stats["engine"] == "tree"  # the default engine
+    assert stats["engine"] == "adaptive"  # the default engine
     assert stats["order"] == ["a", "b", "c"]
     assert stats["matches"] == len(lines) == 3
     assert stats["events"] == EVENT_ROWS
@@ -372,6 +372,12 @@ RUN_CASES = [
         BASE,
         stdout=table_check(4, (0, 1, 3)),
         stderr="cepcli stats",
+    ),
+    Case(  # the default engine says what it ran: one segment here, the first, by the tree
+        "stats-adaptive-ran",
+        ["run", "q.sase", "-i", "events.csv"],
+        BASE,
+        stderr="segments: tree 1; runtimes: 1",
     ),
     Case(
         "table-first-20-and-total",

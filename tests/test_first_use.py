@@ -258,3 +258,49 @@ def test_progress_shows_reading_then_matching_with_live_counts() -> None:
 def test_progress_on_a_pipe_counts_rows_and_matches() -> None:
     drawn = _drawn(None, [(10, 1_234, 99, 5)])
     assert "reading" in drawn and "1,234 rows  5 matches" in drawn
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "patterns/stocks_seq.sase", "--format", "jsonl", "-q"],
+        ["run", "patterns/stocks_seq.sase", "--format", "csv", "-q", "--engine", "eager", "--sort"],
+        ["explain", "patterns/stocks_seq.sase", "--format", "json"],
+        ["bench", "patterns/stocks_seq.sase", "--repeat", "1", "--engines", "eager,tree"],
+    ],
+    ids=["run-jsonl", "run-csv-sorted", "explain", "bench"],
+)
+def test_the_program_runs_without_importing_pandas(args: list[str]) -> None:
+    """pyarrow imports pandas on its first array when it can (a quarter of a second, a
+    third of a small run); a local run hands pyarrow no pandas object, so the program tells
+    it there is none (``cepcli.cli.main``). The output is the same as with pandas (the
+    in-process run, where pandas is loaded), and pandas is never imported."""
+    root = Path(__file__).resolve().parent.parent
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('pandas imported:', 'pandas' in sys.modules, file=sys.stderr))\n"
+        "from cepcli.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "pandas imported: False", done.stderr
+    here = os.getcwd()
+    try:
+        os.chdir(root)
+        with_pandas = CliRunner().invoke(cli, args)
+    finally:
+        os.chdir(here)
+    assert with_pandas.exit_code == 0, with_pandas.output
+    if args[0] == "bench":  # its timings differ run to run; the matches and counts do not
+        assert _bench_counts(done.stdout) == _bench_counts(with_pandas.stdout) != []
+    else:
+        assert done.stdout == with_pandas.stdout
+
+
+def _bench_counts(out: str) -> list[list[str]]:
+    """The bench table's engine, matches and agreement, row by row."""
+    rows = [line.split("│") for line in out.splitlines() if line.count("│") > 10]
+    return [[cells[2].strip(), cells[-3].strip(), cells[-2].strip()] for cells in rows]

@@ -336,6 +336,11 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
     assert stats["partitions"] >= 1 and stats["peaks"] == "largest of any shard"
     assert stats["events"] == len(case.csv.splitlines()) - 1
     assert all({"began", "ended", "rows"} <= set(s) for s in stats["spark_splits"] + stats["spark_shards"])
+    # the default engine, adaptive: what each shard ran, summed over the shards
+    assert stats["engine"] == "adaptive"
+    assert sum(stats["adaptive_segments"].values()) >= len(stats["spark_shards"])
+    assert stats["adaptive_runtimes"] >= len(stats["spark_shards"])
+    assert {c["shard"] for c in stats["adaptive_changes"]} == {s["shard"] for s in stats["spark_shards"]}
 
 
 def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
@@ -570,7 +575,7 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
     assert "Traceback" not in err and "py4j" not in err.lower(), err
     assert "interrupted" in err
     written = json.loads(stats.read_text())  # the stats so far, as locally
-    assert written["interrupted"] is True and written["engine"] == "tree"
+    assert written["interrupted"] is True and written["engine"] == "adaptive"  # the default
 
 
 def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:

@@ -643,6 +643,7 @@ def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
         raise LimitError(limits[0])
     for part in parts:
         add_part(stats, part)
+    _merge_adaptive(stats, parts)
     stats.extra["spark_shards"] = [
         {
             "shard": p["shard"],
@@ -655,6 +656,27 @@ def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
         for p in sorted(parts, key=lambda p: int(p["shard"]))
     ]
     stats.extra["partitions"] = len(parts)
+
+
+def _merge_adaptive(stats: Stats, parts: list[dict[str, Any]]) -> None:
+    """The adaptive engine's choices over every shard: segments by engine and the runtimes
+    started, summed (each shard chooses on its own events); the changes, with their shard."""
+    shards = [p for p in parts if isinstance(p.get("adaptive_segments"), dict)]
+    if not shards:
+        return
+    engines = dict.fromkeys(shards[0]["adaptive_segments"], 0)
+    for p in shards:
+        for name, n in p["adaptive_segments"].items():
+            engines[name] = engines.get(name, 0) + int(n)
+    stats.extra["adaptive_segments"] = engines
+    stats.extra["adaptive_segment_seconds"] = shards[0].get("adaptive_segment_seconds")
+    for key in ("adaptive_runtimes", "adaptive_switches"):
+        stats.extra[key] = sum(int(p.get(key, 0)) for p in shards)
+    stats.extra["adaptive_changes"] = [
+        {"shard": p["shard"], **change}
+        for p in sorted(shards, key=lambda p: int(p["shard"]))
+        for change in p.get("adaptive_changes", [])
+    ]
 
 
 def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
