@@ -34,6 +34,11 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
     assert adaptive == eager == tree and len(adaptive) > 100
     changes = stats.extra["adaptive_changes"]
     assert [c["engine"] for c in changes] == ["tree", "eager", "tree"]  # type: ignore[index]
+    assert [c["variables"] for c in changes] == [  # type: ignore[index]
+        dict.fromkeys("abc", "buffered"),
+        dict.fromkeys("abc", "on arrival"),
+        dict.fromkeys("abc", "buffered"),
+    ]
     segments = [c["segment"] for c in changes]  # type: ignore[index]
     # Segment k is [64k, 64(k+1)) s; it starts when its input does (64k - 2 s) and is chosen
     # from what the segment before it counted until then. Segments 0-2 count 186 A and 1 or
@@ -97,7 +102,14 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 4, "tree": 1}
     changes = stats.extra["adaptive_changes"]
     # 1,240 A to 124 C in the first 62 s (segment 1's input begins at 62 s)
-    assert changes[1] == {"segment": 1, "engine": "chain", "ratio": 10.0, "order": ["c", "b", "a"]}
+    assert changes[1] == {
+        "segment": 1,
+        "engine": "chain",
+        "ratio": 10.0,
+        "order": ["c", "b", "a"],
+        # how each variable is evaluated from then on: the rarest starts the instances
+        "variables": {"a": "buffered, taken 3 of 3", "b": "buffered, taken 2 of 3", "c": "on arrival"},
+    }
 
 
 def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
@@ -136,3 +148,19 @@ def test_explain_says_how_it_chooses() -> None:
         "within 1:6 of each other (at least 3 of the rarest), the Chain NFA in their order" in result.output
     )
     assert "(rarest first) within 1:50, else this tree" in result.output
+
+
+def test_the_stats_say_how_a_negated_variable_is_evaluated() -> None:
+    """With a negation the chain takes the positive variables in their order and checks the
+    negated one after a match (post-processing); eager takes it on arrival."""
+    from cepcli.job import compile_text
+    from cepcli.runtime.adaptive import evaluated
+
+    pattern = compile_text("PATTERN SEQ(A a, NOT N n, C c) WITHIN 2 s", "<q>", None).pattern
+    assert evaluated(pattern, "chain", ("c", "a")) == {
+        "a": "buffered, taken 2 of 2",
+        "n": "buffered, checked after a match",
+        "c": "on arrival",
+    }
+    assert evaluated(pattern, "eager", ()) == dict.fromkeys("anc", "on arrival")
+    assert evaluated(pattern, "tree", ()) == dict.fromkeys("anc", "buffered")

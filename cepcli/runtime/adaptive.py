@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from cepcli.automata.adaptive import AdaptiveNfa
 from cepcli.automata.chain import ChainNfa
 from cepcli.events import Event, Schema
+from cepcli.plan.pattern import Pattern
 from cepcli.runtime.chain import ChainRuntime
 from cepcli.runtime.eager import EagerRuntime
 from cepcli.runtime.loop import Runtime
@@ -220,7 +221,8 @@ class AdaptiveRuntime:
             self.switch_count += 1
             if len(self.switches) < SWITCHES_KEPT:
                 change: dict[str, object] = {"segment": index, "engine": engine, "ratio": ratio}
-                self.switches.append(change | ({"order": list(order)} if order else {}))
+                change |= {"order": list(order)} if order else {}
+                self.switches.append(change | {"variables": evaluated(self.nfa.pattern, engine, order)})
             self.last_engine, self.last_order = engine, order
         self.live.append(_Segment(low, low + self.segment, runtime, stats))
 
@@ -285,6 +287,27 @@ def _added(a: Tally, b: Tally) -> Tally:
     for mask, n in b.items():
         total[mask] += n
     return total
+
+
+def evaluated(pattern: Pattern, engine: str, order: tuple[str, ...]) -> dict[str, str]:
+    """How each variable's events are evaluated by ``engine`` (a segment's choice): on
+    arrival (eager: each event extends every instance when it comes; the chain's first
+    variable starts its instances so), or buffered (stored, and taken from the buffer when
+    an instance reaches the variable: the chain's in ``order``, the tree's rarest buffer
+    first; a negated one the chain checks after a match)."""
+    names = [v.name for v in pattern.variables]
+    if engine == "eager":
+        return dict.fromkeys(names, "on arrival")
+    if engine == "tree":
+        return dict.fromkeys(names, "buffered")
+    at = {n: i for i, n in enumerate(order)}
+
+    def chained(n: str) -> str:
+        if n not in at:
+            return "buffered, checked after a match"
+        return "on arrival" if at[n] == 0 else f"buffered, taken {at[n] + 1} of {len(order)}"
+
+    return {n: chained(n) for n in names}
 
 
 def evaluate_adaptive(
