@@ -17,6 +17,7 @@ engine, runtimes started, the measured ratios where it changed); ``--what-ran`` 
 that table (one in-process run of adaptive per ratio, a minute).
 
     python benchmarks/adaptive_ratio.py [--repeat 5] [--engines eager,chain,tree,adaptive] [--what-ran]
+        [--only BOS:IAH:CLT,ORD:DFW:BRO]
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--engines", default="eager,chain,tree,adaptive")
     parser.add_argument("--what-ran", action="store_true", help="only the table of what adaptive ran")
+    parser.add_argument("--only", default=None, help="these airport sets only: BOS:IAH:CLT,ORD:DFW:BRO")
     args = parser.parse_args()
     engines = args.engines.split(",")
     if args.what_ran:
@@ -85,7 +87,8 @@ def main() -> None:
     SCRATCH.mkdir(parents=True, exist_ok=True)
     rows = []
     ran: list[tuple[tuple[str, ...], dict[str, object]]] = []
-    for airports in F3M_RATIO_AIRPORTS:
+    chosen = [a for a in F3M_RATIO_AIRPORTS if args.only is None or ":".join(a) in args.only.split(",")]
+    for airports in chosen:
         text = query(*airports)
         ran.append((airports, {}))
         alone = automata(text, engines, args.repeat, ran[-1][1])
