@@ -3,7 +3,9 @@
 * The master is set only when ``--master`` is given; otherwise ``spark-submit`` and
   ``spark-defaults.conf`` decide (and with neither, Spark's own default, ``local[*]``).
 * Spark's log is kept off standard error unless ``--verbose``: a log4j2 configuration of
-  errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started). That
+  errors only goes to the JVM that pyspark starts (not one ``spark-submit`` started), whose
+  standard error passes through a filter that drops the JVM's notice of Spark's incubator
+  module (``jvm_stderr_filtered``). That
   JVM also compiles with C1 only (``QUICK_JIT``) and maps an archive of Spark's classes
   (``cepcli.spark.classes``); ``PYSPARK_SUBMIT_ARGS``, when set, wins.
 * A ``spark://`` master that cannot be reached fails at once, with one line, instead of
@@ -69,14 +71,65 @@ def session(master: str | None, verbose: bool = False) -> tuple[Any, str]:
         builder = builder.master(master)
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
+    starts_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ
     try:
-        started = builder.getOrCreate()
+        with jvm_stderr_filtered() if starts_jvm else contextlib.nullcontext():
+            started = builder.getOrCreate()
     except Exception as err:  # noqa: BLE001 - Java and cluster failures come in many types
         where = master or "from its configuration"
         raise SparkError(reason(err, f"cannot start Spark with master {where}")) from None
     if not verbose:
         started.sparkContext.setLogLevel("ERROR")
     return started, archive
+
+
+# lines the JVM writes to standard error on every run, which say nothing to a user: Spark's
+# launcher adds the Vector API's incubator module, and the JVM announces it
+JVM_NOTICES = (b"WARNING: Using incubator modules:",)
+
+
+@contextlib.contextmanager
+def jvm_stderr_filtered() -> Iterator[None]:
+    """Within: what starts now (pyspark's JVM) gets, as its standard error, a pipe that a
+    daemon thread copies to ours, line by line, without the lines of ``JVM_NOTICES``. Our
+    own standard error is restored on leaving; the JVM keeps the pipe for its life."""
+    try:
+        sys.stderr.flush()
+        read_end, write_end = os.pipe()
+        ours = os.dup(2)
+    except (OSError, ValueError):  # no standard error to filter: leave things as they are
+        yield
+        return
+    copier = threading.Thread(
+        target=_copy_lines, args=(read_end, os.dup(ours)), name="cepcli-jvm-stderr", daemon=True
+    )
+    copier.start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(ours, 2)
+        os.close(ours)
+
+
+def _copy_lines(source: int, target: int) -> None:
+    """Copy ``source`` to ``target`` until the end, whole lines, without ``JVM_NOTICES``."""
+    pending = b""
+    try:
+        while chunk := os.read(source, 1 << 16):
+            *lines, pending = (pending + chunk).split(b"\n")
+            kept = b"".join(line + b"\n" for line in lines if not line.startswith(JVM_NOTICES))
+            if kept:
+                os.write(target, kept)
+        if pending and not pending.startswith(JVM_NOTICES):
+            os.write(target, pending)
+    except OSError:  # our standard error was closed: nothing more to show
+        pass
+    finally:
+        os.close(source)
+        os.close(target)
 
 
 def reachable(master: str) -> None:
