@@ -174,6 +174,7 @@ class Job:
         try:
             order = self.order()
             stats.order = tuple(v.name for v in pattern.variables if not v.negated)
+            stats.live = self.source.streaming
             events = self.source.events(self.prefilter, stats, self.typed)
             for match in run_pattern(pattern, self.run.engine, events, self.schema, stats, order):
                 yield match

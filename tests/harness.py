@@ -14,6 +14,7 @@ from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
+from cepcli.sources.source import Source
 from tests.oracle import MatchKey
 
 
@@ -56,16 +57,25 @@ def _segments(how: str) -> Iterator[None]:
     segments of half a window (an event is in up to five segments' inputs, no time is away
     from a border), the same choice; ``adaptive:mixed``: segments of half a window, eager
     at equal counts, else the chain in the counts' order where every variable was seen, else
-    the tree. Many segment borders, and switches between the engines."""
-    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS")
+    the tree; ``adaptive:pipe``: as ``w4``, read as from a pipe (nothing held: the first
+    segment is three windows of the tree). Many segment borders, and switches between the
+    engines; but for the pipe, the first segment's engine is chosen once every variable has
+    been seen (the look-ahead's events held, then evaluated by that engine)."""
+    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST")
     saved = [getattr(adaptive, name) for name in names]
+    streaming = Source.streaming
+    if how == "pipe":
+        Source.streaming = property(lambda self: True)  # type: ignore[method-assign, assignment]
     if how:
-        settings = {"w4": (4.0, float("inf")), "half": (0.5, float("inf")), "mixed": (0.5, 1.0)}
+        settings = {"w4": (4.0, float("inf")), "pipe": (4.0, float("inf")), "half": (0.5, float("inf"))}
+        settings["mixed"] = (0.5, 1.0)
         adaptive.SEGMENT_WINDOWS, adaptive.RATIO = settings[how]
         adaptive.LEAST, adaptive.CHAIN_RATIO, adaptive.HYSTERESIS = 1, float("inf"), 1.0
+        adaptive.FIRST_LEAST = 1
     try:
         yield
     finally:
+        Source.streaming = streaming  # type: ignore[method-assign]
         for name, value in zip(names, saved, strict=True):
             setattr(adaptive, name, value)
 

@@ -5,6 +5,7 @@ windows and of half a window: tests/test_cases.py)."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from cepcli.automata.adaptive import SEGMENT_WINDOWS
@@ -57,13 +58,31 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
 
 
 def test_steady_equal_rates_run_one_eager_runtime() -> None:
-    """Nothing is counted before the first segment (the tree); from the second on, eager,
-    in one runtime that goes on from segment to segment (no restart at their borders)."""
+    """The first events are held for two windows (4 s: C is counted 4 times, not 10) and
+    then chosen from: 5 A, 4 B, 4 C and 13 events held, eager from the first segment on, in
+    one runtime that goes on from segment to segment (no restart at their borders)."""
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
-    assert stats.extra["adaptive_segments"] == {"eager": 10, "chain": 0, "tree": 1}
-    assert stats.extra["adaptive_runtimes"] == 2
+    assert stats.extra["adaptive_segments"] == {"eager": 11, "chain": 0, "tree": 0}
+    assert stats.extra["adaptive_runtimes"] == 1
+    assert stats.extra["adaptive_first_choice_events"] == 13
+    assert [(c["segment"], c["engine"], c["ratio"]) for c in stats.extra["adaptive_changes"]] == [  # type: ignore[union-attr]
+        (0, "eager", 1.25)
+    ]
+
+
+def test_a_short_stream_of_equal_rates_runs_eager_not_the_tree() -> None:
+    """A stream shorter than one segment (a day of minute bars at a 30-minute window) is
+    all first segment: chosen from its first events, eager, as at equal rates everywhere
+    (without the look-ahead the tree ran it, 5-10x eager's time)."""
+    data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(40) for i, k in enumerate("ABC"))
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 10
+    assert stats.extra["adaptive_segments"] == {"eager": 1, "chain": 0, "tree": 0}
+    assert (
+        stats.predicate_evaluations == run_engine(QUERY, data, "eager")[1].predicate_evaluations
+    )  # eager's work
 
 
 def test_one_rare_event_is_no_ratio_until_three_are_counted() -> None:
@@ -89,7 +108,8 @@ def test_one_rare_event_is_no_ratio_until_three_are_counted() -> None:
 
 def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     """A 20 times a second, B 5 times, C twice (1:10, past eager's 1:6 and within the
-    chain's 1:50): from the second segment on, the chain in the order C, B, A."""
+    chain's 1:50): from the first segment on, the chain in the order C, B, A, in one
+    runtime."""
     rows = [
         f"{k},{t}.{j:02d},{(t + j) % 9}"
         for t in range(300)
@@ -99,24 +119,29 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     data = "type,ts,x\n" + "\n".join(rows) + "\n"
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
-    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 4, "tree": 1}
+    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 5, "tree": 0}
+    assert stats.extra["adaptive_runtimes"] == 1
     changes = stats.extra["adaptive_changes"]
-    # 1,240 A to 124 C in the first 62 s (segment 1's input begins at 62 s)
-    assert changes[1] == {
-        "segment": 1,
-        "engine": "chain",
-        "ratio": 10.0,
-        "order": ["c", "b", "a"],
-        # how each variable is evaluated from then on: the rarest starts the instances
-        "variables": {"a": "buffered, taken 3 of 3", "b": "buffered, taken 2 of 3", "c": "on arrival"},
-    }
+    # two windows (4 s) held: 80 A, 20 B and 8 C, and the A at 4 s that ends them (1:10.125)
+    assert stats.extra["adaptive_first_choice_events"] == 81 + 20 + 8
+    assert changes == [
+        {
+            "segment": 0,
+            "engine": "chain",
+            "ratio": 10.125,
+            "order": ["c", "b", "a"],
+            # how each variable is evaluated from then on: the rarest starts the instances
+            "variables": {"a": "buffered, taken 3 of 3", "b": "buffered, taken 2 of 3", "c": "on arrival"},
+        }
+    ]
 
 
 def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
     """A and B 4 times a second; C every 1.25 s in the even segments (1:5) and every 2 s in
-    the odd ones (1:8), around eager's bound of 1:6: from the tree, eager needs 1:4 or less
-    (1:6 / 1.5), so the chain runs from the second segment on, in one runtime (without the
-    margin: eager, chain, eager, ... a new runtime each segment)."""
+    the odd ones (1:8), around eager's bound of 1:6. The first two windows (4 s) hold 4 C
+    and 17 A (1:4.25): eager; from eager the chain needs more than 1:9 (1:6 x 1.5), so eager
+    runs every segment, in one runtime (without the margin: eager, chain, eager, ... a new
+    runtime each segment)."""
     rows = []
     for tick in range(640 * 4):
         t, segment = tick / 4, tick // 256
@@ -127,9 +152,9 @@ def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
     changes = stats.extra["adaptive_changes"]
-    assert [(c["engine"], c["ratio"]) for c in changes] == [("tree", None), ("chain", 4.96)]  # type: ignore[index]
-    assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 10, "tree": 1}
-    assert stats.extra["adaptive_runtimes"] == 2
+    assert [(c["engine"], c["ratio"]) for c in changes] == [("eager", 4.25)]  # type: ignore[index]
+    assert stats.extra["adaptive_segments"] == {"eager": 11, "chain": 0, "tree": 0}
+    assert stats.extra["adaptive_runtimes"] == 1
 
 
 def test_a_kleene_pattern_always_runs_the_tree() -> None:
@@ -164,3 +189,25 @@ def test_the_stats_say_how_a_negated_variable_is_evaluated() -> None:
     }
     assert evaluated(pattern, "eager", ()) == dict.fromkeys("anc", "on arrival")
     assert evaluated(pattern, "tree", ()) == dict.fromkeys("anc", "buffered")
+
+
+def test_on_a_pipe_nothing_is_held_and_the_first_segment_is_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a pipe every match is written as soon as it is decided (SPEC section 1), so the
+    first events are not held for the first choice: the first segment runs the tree for three
+    windows from the first event (6 s here), and the next one is chosen from the counts of
+    its first two (4 A, 4 B, 4 C: eager), in a runtime of its own."""
+    from cepcli.sources.source import Source
+
+    monkeypatch.setattr(Source, "streaming", property(lambda self: True))
+    data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(300) for i, k in enumerate("ABC"))
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
+    assert stats.extra["adaptive_first_choice_events"] == 0
+    changes = stats.extra["adaptive_changes"]
+    assert [(c["segment"], c["engine"], c["ratio"]) for c in changes] == [  # type: ignore[index]
+        (0, "tree", None),
+        (1, "eager", 1.0),
+    ]
+    assert stats.extra["adaptive_runtimes"] == 2
+    # segment 1 is [6 s, 70 s) and the others follow it every 64 s: 5 of them to 299 s
+    assert stats.extra["adaptive_segments"] == {"eager": 5, "chain": 0, "tree": 1}

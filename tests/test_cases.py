@@ -26,6 +26,7 @@ ENGINES = [
     "adaptive:w4",
     "adaptive:half",
     "adaptive:mixed",
+    "adaptive:pipe",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

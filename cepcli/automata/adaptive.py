@@ -41,6 +41,15 @@ CHAIN_RATIO = 50.0
 # to 1:10, at 1:30 1:18 to 1:58) would otherwise flip the engine every few segments, and
 # every change starts a runtime with empty buffers (46 runtimes for 408 segments there).
 HYSTERESIS = 1.5
+# The first segment's engine is chosen from the stream's first events, held until the rarest
+# variable is counted FIRST_LEAST times (or the most frequent FIRST_LEAST * CHAIN_RATIO
+# times), FIRST_WINDOWS windows of time have passed, or HELD events are held: on a stream
+# shorter than a few segments (a day of minute bars at a 30-minute window is one segment)
+# the first segment is most of the run, and the tree there is 0.1-0.2x eager at equal rates.
+# The time bound keeps the first matches of a live stream from waiting long.
+FIRST_LEAST = 10
+FIRST_WINDOWS = 2
+HELD = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +62,8 @@ class AdaptiveNfa:
     least: int  # the counts a choice needs (``LEAST``)
     chain_ratio: float  # the chain up to this ratio, the tree beyond (``CHAIN_RATIO``)
     hysteresis: float  # a change needs the ratio this factor past the bound (``HYSTERESIS``)
+    first_least: int  # the first choice's evidence (``FIRST_LEAST``)
+    first_span: int  # nanoseconds: the longest the first choice waits (``FIRST_WINDOWS``)
 
     def chain(self, order: tuple[str, ...]) -> ChainNfa:
         """The Chain NFA of ``order`` (rarest first), negations by post-processing."""
@@ -78,4 +89,15 @@ def build_adaptive(
         except EngineError:
             eager = None  # too many states for eager: the tree only
     segment = max(1, int(pattern.window * segment_windows))
-    return AdaptiveNfa(pattern, eager, build_tree(pattern), segment, ratio, LEAST, CHAIN_RATIO, HYSTERESIS)
+    return AdaptiveNfa(
+        pattern,
+        eager,
+        build_tree(pattern),
+        segment,
+        ratio,
+        LEAST,
+        CHAIN_RATIO,
+        HYSTERESIS,
+        FIRST_LEAST,
+        max(1, int(pattern.window * FIRST_WINDOWS)),
+    )

@@ -27,10 +27,11 @@ its own ``Stats``, added to the run's when it ends (peaks: the largest of one ru
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from cepcli.automata.adaptive import AdaptiveNfa
+from cepcli.automata.adaptive import HELD, AdaptiveNfa
 from cepcli.automata.chain import ChainNfa
 from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Pattern
@@ -80,13 +81,17 @@ class AdaptiveRuntime:
         self.switch_count = 0
         self.last_engine = ""
         self.last_order: tuple[str, ...] = ()  # the chain's order (rarest first), with the chain
+        self.first: tuple[str, tuple[str, ...], float | None] | None = None  # from the look-ahead
+        self.held = 0  # the events the first choice was made on
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
         """``drive``'s loop, with ``process``'s fast path inlined: while one segment is live,
         clean and away from its borders, its runtime takes the events straight, as
         ``process`` would give them to it, without a call in between."""
         stats, every = self.stats, self.stats.every
-        stream = iter(events)
+        rest = iter(events)
+        held, error = self._look_ahead(rest) if not stats.live else ([], None)
+        stream = itertools.chain(held, _after(rest, error))
         pending: Event | None = None
         try:
             while True:
@@ -122,6 +127,48 @@ class AdaptiveRuntime:
         finally:
             self.report()
 
+    def _look_ahead(self, stream: Iterator[Event]) -> tuple[list[Event], Exception | None]:
+        """The stream's first events, held until their counts can choose the first
+        segment's engine (``first``, without the margin: nothing runs yet): the rarest
+        variable seen ``first_least`` times, or the most frequent ``first_least *
+        chain_ratio`` times. Also ended by ``first_span`` of time, ``HELD`` events or the end
+        of the stream: then the counts held choose if they could choose a later segment
+        (``least``), and else the first segment runs the tree. The input's error, if it fails
+        meanwhile (a bad row), is returned, to be raised once the events before it are
+        evaluated. Not on a pipe, whose matches must not wait (see ``_at_borders``)."""
+        nfa = self.nfa
+        held: list[Event] = []
+        if nfa.eager is None:
+            return held, None
+        by_bit = {v.bit: 0 for v in nfa.pattern.variables}
+        enough = nfa.first_least
+        try:
+            for event in stream:
+                held.append(event)
+                if mask := event.mask:
+                    for bit in by_bit:
+                        if mask >> bit & 1:
+                            by_bit[bit] += 1
+                    counts = [by_bit[bit] for bit in self.bits]
+                    least, most = min(counts, default=0), max(counts, default=0)
+                    if least >= enough or most >= enough * nfa.chain_ratio:
+                        self.first = self._decided(by_bit, least, most, "")
+                        self.held = len(held)
+                        return held, None
+                if event.ts - held[0].ts >= nfa.first_span or len(held) >= HELD:
+                    break
+        except Exception as err:  # noqa: BLE001 - the input's own error, whatever it is, is raised later
+            error: Exception | None = err
+        else:
+            error = None
+        if self.first is None and held:
+            counts = [by_bit[bit] for bit in self.bits]
+            least, most = min(counts, default=0), max(counts, default=0)
+            if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
+                self.first = self._decided(by_bit, least, most, "")
+                self.held = len(held)
+        return held, error
+
     def process(self, event: Event) -> Iterable[Match]:
         ts = event.ts
         if ts < self.count_until:  # inside one segment, away from its borders
@@ -142,7 +189,11 @@ class AdaptiveRuntime:
     def _at_borders(self, event: Event) -> Iterator[Match]:
         ts = event.ts
         if self.origin is None:
-            self.origin = ts
+            # on a pipe nothing is held (every match is written as soon as it is decided): the
+            # first segment spans only ``first_span`` and a window from the first event, and
+            # the next one is chosen from the counts of its ``first_span``
+            short = self.nfa.first_span + self.window
+            self.origin = ts - (self.segment - short if self.stats.live and short < self.segment else 0)
         origin, segment, window = self.origin, self.segment, self.window
         first = max(0, -((window - ts + origin) // segment) - 1)  # the first segment whose input reaches ts
         last = (ts + window - origin) // segment  # the last segment whose input has begun
@@ -179,6 +230,7 @@ class AdaptiveRuntime:
         extra["adaptive_segments"] = dict(self.engines)
         extra["adaptive_segment_seconds"] = self.segment / 1e9
         extra["adaptive_runtimes"] = self.runtimes
+        extra["adaptive_first_choice_events"] = self.held  # 0: not enough to choose: the tree
         extra["adaptive_switches"] = self.switch_count
         extra["adaptive_changes"] = self.switches
 
@@ -237,6 +289,8 @@ class AdaptiveRuntime:
         the most frequent reaches ``least * ratio``, the tree)."""
         if self.nfa.eager is None:
             return "tree", (), None
+        if index == 0 and self.first is not None:
+            return self.first
         used = self.tally_index if self.tally_index < index else self.previous_index
         tally = self.tally if self.tally_index < index else self.previous
         if self.carried_segments:
@@ -259,11 +313,19 @@ class AdaptiveRuntime:
                 return "tree", (), ratio
             return self.last_engine or "tree", self.last_order, ratio
         self.carried, self.carried_segments = defaultdict(int), 0
+        return self._decided(by_bit, least, most, self.last_engine or "tree")
+
+    def _decided(
+        self, by_bit: dict[int, int], least: int, most: int, last: str
+    ) -> tuple[str, tuple[str, ...], float | None]:
+        """The choice from counts that can make one, with the bounds moved away from the
+        engine running, ``last`` (so that a change needs the ratio clearly past them; none
+        at the first choice, ``last`` empty)."""
+        nfa = self.nfa
+        ratio = round(most / least, 3) if least else None
         if least < nfa.least:  # the most frequent alone puts the ratio past the chain's band
             return "tree", (), ratio
-        # the bounds, moved away from the engine running (so that a change needs the ratio
-        # clearly past them)
-        last, h = self.last_engine or "tree", nfa.hysteresis
+        h = nfa.hysteresis if last else 1.0
         eager_bound = nfa.ratio * h if last == "eager" else nfa.ratio / h
         chain_bound = {"chain": nfa.chain_ratio * h, "tree": nfa.chain_ratio / h}.get(last, nfa.chain_ratio)
         if most <= eager_bound * least:
@@ -280,6 +342,15 @@ class AdaptiveRuntime:
         finally:
             part.runtime.report()
             add_part(self.stats, part_work(part.stats))
+
+
+def _after(stream: Iterator[Event], error: Exception | None) -> Iterator[Event]:
+    """The stream after the look-ahead; or, if the input failed during it, its error, raised
+    when the events held before it have been evaluated (their matches written, as with any
+    engine before a bad row)."""
+    if error is not None:
+        raise error
+    yield from stream
 
 
 def _added(a: Tally, b: Tally) -> Tally:

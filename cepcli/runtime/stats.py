@@ -37,6 +37,7 @@ class Stats:
     every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
     max_subsets: int = 1_000_000  # warn (once) when one Kleene candidate set allows more subsets
     max_instances: int | None = None  # stop with LimitError when more instances are alive at once
+    live: bool = False  # the input is a pipe: every match is written as soon as it is decided (SPEC 1)
     warnings: list[str] = field(default_factory=list)
     on_warning: Callable[[str], None] | None = None
     series: list[dict[str, int]] = field(default_factory=list)

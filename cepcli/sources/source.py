@@ -305,6 +305,11 @@ class Source:
             stats.input_seconds += time.perf_counter() - started
             yield from held
 
+    @property
+    def streaming(self) -> bool:
+        """Whether the input is a pipe, read as it comes."""
+        return self.reader.streaming
+
     def progress(self) -> tuple[int, int | None]:
         return self.reader.progress()
 
