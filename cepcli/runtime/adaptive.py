@@ -149,8 +149,7 @@ class AdaptiveRuntime:
                     for bit in by_bit:
                         if mask >> bit & 1:
                             by_bit[bit] += 1
-                    counts = [by_bit[bit] for bit in self.bits]
-                    least, most = min(counts, default=0), max(counts, default=0)
+                    least, most = self._spread(by_bit)
                     if least >= enough or most >= enough * nfa.chain_ratio:
                         self.first = self._decided(by_bit, least, most, "")
                         self.held = len(held)
@@ -162,8 +161,7 @@ class AdaptiveRuntime:
         else:
             error = None
         if self.first is None and held:
-            counts = [by_bit[bit] for bit in self.bits]
-            least, most = min(counts, default=0), max(counts, default=0)
+            least, most = self._spread(by_bit)
             if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
                 self.first = self._decided(by_bit, least, most, "")
                 self.held = len(held)
@@ -299,8 +297,7 @@ class AdaptiveRuntime:
             v.bit: sum(n for mask, n in tally.items() if mask >> v.bit & 1)
             for v in self.nfa.pattern.variables
         }
-        counts = [by_bit[bit] for bit in self.bits]
-        least, most = min(counts, default=0), max(counts, default=0)
+        least, most = self._spread(by_bit)
         ratio = round(most / least, 3) if least else None
         nfa = self.nfa
         if least < nfa.least and most < nfa.least * nfa.chain_ratio:  # too few to say
@@ -314,6 +311,11 @@ class AdaptiveRuntime:
             return self.last_engine or "tree", self.last_order, ratio
         self.carried, self.carried_segments = defaultdict(int), 0
         return self._decided(by_bit, least, most, self.last_engine or "tree")
+
+    def _spread(self, by_bit: dict[int, int]) -> tuple[int, int]:
+        """The counts of the rarest and of the most frequent positive variable."""
+        counts = [by_bit[bit] for bit in self.bits]
+        return min(counts, default=0), max(counts, default=0)
 
     def _decided(
         self, by_bit: dict[int, int], least: int, most: int, last: str
