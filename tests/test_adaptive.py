@@ -58,17 +58,17 @@ def test_a_burst_of_equal_rates_switches_to_eager_and_back() -> None:
 
 
 def test_steady_equal_rates_run_one_eager_runtime() -> None:
-    """The first events are held for two windows (4 s: C is counted 4 times, not 10) and
-    then chosen from: 5 A, 4 B, 4 C and 13 events held, eager from the first segment on, in
-    one runtime that goes on from segment to segment (no restart at their borders)."""
+    """The first events are held until C, like every variable, is counted 10 times (30
+    events, 1:1): eager from the first segment on, in one runtime that goes on from segment
+    to segment (no restart at their borders)."""
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
     assert stats.extra["adaptive_segments"] == {"eager": 11, "chain": 0, "tree": 0}
     assert stats.extra["adaptive_runtimes"] == 1
-    assert stats.extra["adaptive_first_choice_events"] == 13
+    assert stats.extra["adaptive_first_choice_events"] == 30
     assert [(c["segment"], c["engine"], c["ratio"]) for c in stats.extra["adaptive_changes"]] == [  # type: ignore[union-attr]
-        (0, "eager", 1.25)
+        (0, "eager", 1.0)
     ]
 
 
@@ -122,13 +122,13 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
     assert stats.extra["adaptive_segments"] == {"eager": 0, "chain": 5, "tree": 0}
     assert stats.extra["adaptive_runtimes"] == 1
     changes = stats.extra["adaptive_changes"]
-    # two windows (4 s) held: 80 A, 20 B and 8 C, and the A at 4 s that ends them (1:10.125)
-    assert stats.extra["adaptive_first_choice_events"] == 81 + 20 + 8
+    # the 10th C comes at 4.15 s, after 96 A (20 a second, 16 in the 5th second) and 24 B
+    assert stats.extra["adaptive_first_choice_events"] == 96 + 24 + 10
     assert changes == [
         {
             "segment": 0,
             "engine": "chain",
-            "ratio": 10.125,
+            "ratio": 9.6,
             "order": ["c", "b", "a"],
             # how each variable is evaluated from then on: the rarest starts the instances
             "variables": {"a": "buffered, taken 3 of 3", "b": "buffered, taken 2 of 3", "c": "on arrival"},
@@ -138,8 +138,8 @@ def test_a_middling_skew_runs_the_chain_rarest_first() -> None:
 
 def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
     """A and B 4 times a second; C every 1.25 s in the even segments (1:5) and every 2 s in
-    the odd ones (1:8), around eager's bound of 1:6. The first two windows (4 s) hold 4 C
-    and 17 A (1:4.25): eager; from eager the chain needs more than 1:9 (1:6 x 1.5), so eager
+    the odd ones (1:8), around eager's bound of 1:6. The first 10 C come with 46 A (1:4.6):
+    eager; from eager the chain needs more than 1:9 (1:6 x 1.5), so eager
     runs every segment, in one runtime (without the margin: eager, chain, eager, ... a new
     runtime each segment)."""
     rows = []
@@ -152,7 +152,7 @@ def test_a_ratio_near_a_bound_does_not_flip_the_engine() -> None:
     found, stats = run_engine(QUERY, data, "adaptive")
     assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
     changes = stats.extra["adaptive_changes"]
-    assert [(c["engine"], c["ratio"]) for c in changes] == [("eager", 4.25)]  # type: ignore[index]
+    assert [(c["engine"], c["ratio"]) for c in changes] == [("eager", 4.6)]  # type: ignore[index]
     assert stats.extra["adaptive_segments"] == {"eager": 11, "chain": 0, "tree": 0}
     assert stats.extra["adaptive_runtimes"] == 1
 

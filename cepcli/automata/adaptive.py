@@ -43,10 +43,12 @@ CHAIN_RATIO = 50.0
 HYSTERESIS = 1.5
 # The first segment's engine is chosen from the stream's first events, held until the rarest
 # variable is counted FIRST_LEAST times (or the most frequent FIRST_LEAST * CHAIN_RATIO
-# times), FIRST_WINDOWS windows of time have passed, or HELD events are held: on a stream
-# shorter than a few segments (a day of minute bars at a 30-minute window is one segment)
-# the first segment is most of the run, and the tree there is 0.1-0.2x eager at equal rates.
-# The time bound keeps the first matches of a live stream from waiting long.
+# times), the first segment's time has passed, or HELD events are held: on a stream shorter
+# than a few segments (a day of minute bars at a 30-minute window is one segment) the first
+# segment is most of the run, and the tree there is 0.1-0.2x eager at equal rates. On a pipe
+# nothing is held (its matches are written as soon as they are decided): the first segment
+# spans FIRST_WINDOWS + 1 windows, of the tree, and the next one is chosen from the counts
+# of its first FIRST_WINDOWS.
 FIRST_LEAST = 10
 FIRST_WINDOWS = 2
 HELD = 1 << 16
@@ -63,7 +65,7 @@ class AdaptiveNfa:
     chain_ratio: float  # the chain up to this ratio, the tree beyond (``CHAIN_RATIO``)
     hysteresis: float  # a change needs the ratio this factor past the bound (``HYSTERESIS``)
     first_least: int  # the first choice's evidence (``FIRST_LEAST``)
-    first_span: int  # nanoseconds: the longest the first choice waits (``FIRST_WINDOWS``)
+    first_span: int  # nanoseconds: on a pipe, what the first choice is made from (``FIRST_WINDOWS``)
 
     def chain(self, order: tuple[str, ...]) -> ChainNfa:
         """The Chain NFA of ``order`` (rarest first), negations by post-processing."""

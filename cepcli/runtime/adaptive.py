@@ -131,11 +131,12 @@ class AdaptiveRuntime:
         """The stream's first events, held until their counts can choose the first
         segment's engine (``first``, without the margin: nothing runs yet): the rarest
         variable seen ``first_least`` times, or the most frequent ``first_least *
-        chain_ratio`` times. Also ended by ``first_span`` of time, ``HELD`` events or the end
-        of the stream: then the counts held choose if they could choose a later segment
-        (``least``), and else the first segment runs the tree. The input's error, if it fails
-        meanwhile (a bad row), is returned, to be raised once the events before it are
-        evaluated. Not on a pipe, whose matches must not wait (see ``_at_borders``)."""
+        chain_ratio`` times. Also ended by the first segment's time, ``HELD`` events (the
+        memory it may take) or the end of the stream: then the counts held choose if they
+        could choose a later segment (``least``), and else the first segment runs the tree.
+        The input's error, if it fails meanwhile (a bad row), is returned, to be raised once
+        the events before it are evaluated. Not on a pipe, whose matches must not wait (see
+        ``_at_borders``)."""
         nfa = self.nfa
         held: list[Event] = []
         if nfa.eager is None:
@@ -154,7 +155,7 @@ class AdaptiveRuntime:
                         self.first = self._decided(by_bit, least, most, "")
                         self.held = len(held)
                         return held, None
-                if event.ts - held[0].ts >= nfa.first_span or len(held) >= HELD:
+                if event.ts - held[0].ts >= self.segment or len(held) >= HELD:
                     break
         except Exception as err:  # noqa: BLE001 - the input's own error, whatever it is, is raised later
             error: Exception | None = err
