@@ -82,7 +82,7 @@ class AdaptiveRuntime:
         self.last_engine = ""
         self.last_order: tuple[str, ...] = ()  # the chain's order (rarest first), with the chain
         self.first: tuple[str, tuple[str, ...], float | None] | None = None  # from the look-ahead
-        self.held = 0  # the events the first choice was made on
+        self.first_events = 0  # the events the first choice was made on
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
         """``drive``'s loop, with ``process``'s fast path inlined: while one segment is live,
@@ -142,7 +142,7 @@ class AdaptiveRuntime:
         if nfa.eager is None:
             return held, None
         by_bit = {v.bit: 0 for v in nfa.pattern.variables}
-        enough = nfa.first_least
+        error: Exception | None = None
         try:
             for event in stream:
                 held.append(event)
@@ -150,22 +150,16 @@ class AdaptiveRuntime:
                     for bit in by_bit:
                         if mask >> bit & 1:
                             by_bit[bit] += 1
-                    least, most = self._spread(by_bit)
-                    if least >= enough or most >= enough * nfa.chain_ratio:
-                        self.first = self._decided(by_bit, least, most, "")
-                        self.held = len(held)
-                        return held, None
+                    if self._enough(*self._spread(by_bit), nfa.first_least):
+                        break
                 if event.ts - held[0].ts >= self.segment or len(held) >= HELD:
                     break
         except Exception as err:  # noqa: BLE001 - the input's own error, whatever it is, is raised later
-            error: Exception | None = err
-        else:
-            error = None
-        if self.first is None and held:
-            least, most = self._spread(by_bit)
-            if least >= nfa.least or most >= nfa.least * nfa.chain_ratio:
-                self.first = self._decided(by_bit, least, most, "")
-                self.held = len(held)
+            error = err
+        least, most = self._spread(by_bit)
+        if self._enough(least, most, nfa.least):  # first_least >= least: also when it broke early
+            self.first = self._decided(by_bit, least, most, "")
+            self.first_events = len(held)
         return held, error
 
     def process(self, event: Event) -> Iterable[Match]:
@@ -229,7 +223,7 @@ class AdaptiveRuntime:
         extra["adaptive_segments"] = dict(self.engines)
         extra["adaptive_segment_seconds"] = self.segment / 1e9
         extra["adaptive_runtimes"] = self.runtimes
-        extra["adaptive_first_choice_events"] = self.held  # 0: not enough to choose: the tree
+        extra["adaptive_first_choice_events"] = self.first_events  # 0: not enough to choose: the tree
         extra["adaptive_switches"] = self.switch_count
         extra["adaptive_changes"] = self.switches
 
@@ -301,7 +295,7 @@ class AdaptiveRuntime:
         least, most = self._spread(by_bit)
         ratio = round(most / least, 3) if least else None
         nfa = self.nfa
-        if least < nfa.least and most < nfa.least * nfa.chain_ratio:  # too few to say
+        if not self._enough(least, most, nfa.least):  # too few to say
             if used != self.carried_index:
                 self.carried_segments += 1
                 self.carried, self.carried_index = defaultdict(int, tally), used  # as counted until now
@@ -312,6 +306,11 @@ class AdaptiveRuntime:
             return self.last_engine or "tree", self.last_order, ratio
         self.carried, self.carried_segments = defaultdict(int), 0
         return self._decided(by_bit, least, most, self.last_engine or "tree")
+
+    def _enough(self, least: int, most: int, needed: int) -> bool:
+        """Whether counts say something: ``needed`` of the rarest, or enough of the most
+        frequent to put the ratio past the chain's band whatever the rarest's count."""
+        return least >= needed or most >= needed * self.nfa.chain_ratio
 
     def _spread(self, by_bit: dict[int, int]) -> tuple[int, int]:
         """The counts of the rarest and of the most frequent positive variable."""
