@@ -567,7 +567,11 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
         text=True,
         env=env,
     )
-    time.sleep(25)  # the session is up and a job runs
+    deadline = time.monotonic() + 120
+    while not any("pyspark.daemon" in c or "pyspark.worker" in c for c in _descendants(proc.pid)):
+        assert proc.poll() is None and time.monotonic() < deadline, "no Python worker started"
+        time.sleep(0.2)
+    time.sleep(1)  # the session is up and a job runs (its Python workers have started)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -575,6 +579,28 @@ def test_ctrl_c_cancels_the_job_and_exits_130(tmp_path: Path) -> None:
     assert "interrupted" in err
     written = json.loads(stats.read_text())  # the stats so far, as locally
     assert written["interrupted"] is True and written["engine"] == "adaptive"  # the default
+
+
+def _descendants(pid: int) -> list[str]:
+    """The command lines of a process's descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    lines: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            lines[int(entry.name)] = line.decode(errors="replace")
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(lines[child])
+            todo.append(child)
+    return found
 
 
 def test_no_java_is_one_clear_line_and_exit_1(tmp_path: Path) -> None:
