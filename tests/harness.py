@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from cepcli.automata import adaptive
+from cepcli.runtime import adaptive as adaptive_runtime
 from cepcli.engines import ENGINES
 from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
@@ -58,11 +59,16 @@ def _segments(how: str) -> Iterator[None]:
     from a border), the same choice; ``adaptive:mixed``: segments of half a window, eager
     at equal counts, else the chain in the counts' order where every variable was seen, else
     the tree; ``adaptive:pipe``: as ``w4``, read as from a pipe (nothing held: the first
-    segment is three windows of the tree). Many segment borders, and switches between the
-    engines; but for the pipe, the first segment's engine is chosen once every variable has
-    been seen (the look-ahead's events held, then evaluated by that engine)."""
+    segment is three windows of the tree, and the events go one by one). Many segment
+    borders, and switches between the engines; but for the pipe, the first segment's engine
+    is chosen once every variable has been seen (the look-ahead's events held, then
+    evaluated by that engine). ``half`` and ``mixed`` take the events from the stream in
+    batches of 3 (not 256), so that batches end inside segments as well as at borders."""
     names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST")
     saved = [getattr(adaptive, name) for name in names]
+    batch = adaptive_runtime.BATCH
+    if how in ("half", "mixed"):
+        adaptive_runtime.BATCH = 3
     streaming = Source.streaming
     if how == "pipe":
         Source.streaming = property(lambda self: True)  # type: ignore[method-assign, assignment]
@@ -76,6 +82,7 @@ def _segments(how: str) -> Iterator[None]:
         yield
     finally:
         Source.streaming = streaming  # type: ignore[method-assign]
+        adaptive_runtime.BATCH = batch
         for name, value in zip(names, saved, strict=True):
             setattr(adaptive, name, value)
 

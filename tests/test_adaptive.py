@@ -5,6 +5,9 @@ windows and of half a window: tests/test_cases.py)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -211,3 +214,38 @@ def test_on_a_pipe_nothing_is_held_and_the_first_segment_is_short(monkeypatch: p
     assert stats.extra["adaptive_runtimes"] == 2
     # segment 1 is [6 s, 70 s) and the others follow it every 64 s: 5 of them to 299 s
     assert stats.extra["adaptive_segments"] == {"eager": 5, "chain": 0, "tree": 1}
+
+
+def test_each_event_is_counted_once_in_batches_and_one_by_one() -> None:
+    """A file's events reach the engine ``BATCH`` at a time (counted by the batch), a pipe's
+    one by one: either way every row a variable can use is one relevant event, as eager
+    counts them (here every row)."""
+    data = _burst()
+    rows = data.count("\n") - 1
+    counts = [
+        run_engine(QUERY, data, engine)[1].relevant_events
+        for engine in ("eager", "adaptive", "adaptive:pipe")
+    ]
+    assert counts == [rows] * 3
+
+
+@pytest.mark.parametrize("stop", [1, 40])
+def test_stopped_after_some_matches_it_counts_only_the_events_it_took(tmp_path: Path, stop: int) -> None:
+    """``--max-matches``: the run stops inside a batch; the events after the one that gave
+    the last match never reached the engine and are not counted (eager's count, which takes
+    them one by one)."""
+    data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
+    (tmp_path / "q.sase").write_text(QUERY + "\n")
+    (tmp_path / "d.csv").write_text(data)
+    counted = {}
+    for engine in ("eager", "adaptive"):
+        stats = tmp_path / f"{engine}.json"
+        args = ["run", str(tmp_path / "q.sase"), "-i", str(tmp_path / "d.csv"), "--engine", engine]
+        result = CliRunner().invoke(
+            cli, [*args, "--max-matches", str(stop), "--stats-json", str(stats), "-q"]
+        )
+        assert result.exit_code == 0, result.output
+        written = json.loads(stats.read_text())
+        assert written["matches"] == stop
+        counted[engine] = written["relevant_events"]
+    assert counted["adaptive"] == counted["eager"] < 300  # well inside the first batch of 256 or the second

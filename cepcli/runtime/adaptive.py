@@ -27,8 +27,10 @@ its own ``Stats``, added to the run's when it ends (peaks: the largest of one ru
 
 from __future__ import annotations
 
+import bisect
 import itertools
-from collections import defaultdict
+import operator
+from collections import _count_elements, defaultdict  # type: ignore[attr-defined]
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.adaptive import HELD, AdaptiveNfa
@@ -45,6 +47,9 @@ from cepcli.runtime.tree import TreeRuntime
 Tally = defaultdict[int, int]  # events by variable mask
 SWITCHES_KEPT = 100  # the first switches, in the stats (their count is kept in full)
 CARRIED = 8  # segments whose counts are added up while too few to choose
+BATCH = 256  # events taken from a file's stream at a time
+_MASK = operator.attrgetter("mask")
+_TS = operator.attrgetter("ts")
 
 
 class _Segment:
@@ -85,47 +90,100 @@ class AdaptiveRuntime:
         self.first_events = 0  # the events the first choice was made on
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
-        """``drive``'s loop, with ``process``'s fast path inlined: while one segment is live,
-        clean and away from its borders, its runtime takes the events straight, as
-        ``process`` would give them to it, without a call in between."""
-        stats, every = self.stats, self.stats.every
+        """``drive``'s loop: event by event on a pipe (a match must not wait for the events
+        after it) or with ``--stats-every`` (a snapshot at every multiple), else in batches."""
+        stats = self.stats
         rest = iter(events)
         held, error = self._look_ahead(rest) if not stats.live else ([], None)
-        stream = itertools.chain(held, _after(rest, error))
-        pending: Event | None = None
+        # (no generator between the input and the loop unless the input failed: one per event costs)
+        stream = itertools.chain(held, rest if error is None else _raised(error))
         try:
-            while True:
-                event = next(stream, None) if pending is None else pending
-                if event is None:
-                    break
-                pending = None
-                if event.mask:
-                    stats.relevant_events += 1
-                yield from self.process(event)
-                if every and event.mask and stats.relevant_events % every == 0:
-                    stats.snapshot()
-                if len(self.live) != 1 or not self.live[0].clean:
-                    continue
-                until, tally, take = self.count_until, self.tally, self.live[0].runtime.process
-                for event in stream:
-                    ts = event.ts
-                    if ts >= until:
-                        pending = event
-                        break
-                    mask = event.mask
-                    if mask:
-                        stats.relevant_events += 1
-                        tally[mask] += 1
-                        yield from take(event)
-                        if every and stats.relevant_events % every == 0:
-                            stats.snapshot()
-                    else:
-                        yield from take(event)
-                else:
-                    break
+            yield from (self._each(stream) if stats.live or stats.every else self._batched(stream))
             yield from self.finish()
         finally:
             self.report()
+
+    def _batched(self, stream: Iterator[Event]) -> Iterator[Match]:
+        """The events ``BATCH`` at a time (``_through``). An input error is raised once the
+        events before it are evaluated."""
+        batch: list[Event] = []
+        while True:
+            batch.clear()
+            try:
+                batch.extend(itertools.islice(stream, BATCH))  # keeps what came before an error
+            except Exception:
+                yield from self._through(batch)
+                raise
+            if not batch:
+                return
+            yield from self._through(batch)
+
+    def _through(self, batch: list[Event]) -> Iterator[Match]:
+        """A batch of events: while one segment is live, clean and away from its borders,
+        its runtime takes them straight (as ``process`` would give them to it), up to the
+        next border (a ``bisect`` on their times), counted for the tally by C code
+        (``_count_elements``) rather than one by one; else one by one through ``process``."""
+        stats = self.stats
+        i, n = 0, len(batch)
+        while i < n:
+            live, until = self.live, self.count_until
+            if len(live) != 1 or not live[0].clean or batch[i].ts >= until:
+                event = batch[i]
+                i += 1
+                if event.mask:
+                    stats.relevant_events += 1
+                yield from self.process(event)
+                continue
+            j = n if batch[-1].ts < until else bisect.bisect_left(batch, until, i, n, key=_TS)
+            part = batch if (i, j) == (0, n) else batch[i:j]
+            tally = self.tally
+            _count_elements(tally, map(_MASK, part))
+            stats.relevant_events += len(part) - tally.pop(0, 0)
+            take = live[0].runtime.process
+            event = part[0]
+            try:
+                for event in part:
+                    yield from take(event)
+            except BaseException:  # stopped inside the part: the events after it did not reach it
+                stats.relevant_events -= sum(1 for e in part[part.index(event) + 1 :] if e.mask)
+                raise
+            i = j
+
+    def _each(self, stream: Iterator[Event]) -> Iterator[Match]:
+        """Event by event, with ``process``'s fast path inlined: while one segment is live,
+        clean and away from its borders, its runtime takes the events straight, as
+        ``process`` would give them to it, without a call in between."""
+        stats, every = self.stats, self.stats.every
+        pending: Event | None = None
+        while True:
+            event = next(stream, None) if pending is None else pending
+            if event is None:
+                break
+            pending = None
+            if event.mask:
+                stats.relevant_events += 1
+            yield from self.process(event)
+            if every and event.mask and stats.relevant_events % every == 0:
+                stats.snapshot()
+            if len(self.live) != 1 or not self.live[0].clean:
+                continue
+            until, tally, take = self.count_until, self.tally, self.live[0].runtime.process
+            for event in stream:
+                ts = event.ts
+                if ts >= until:
+                    pending = event
+                    break
+                mask = event.mask
+                if mask:
+                    stats.relevant_events += 1
+                    tally[mask] += 1
+                    yield from take(event)
+                    if every and stats.relevant_events % every == 0:
+                        stats.snapshot()
+                else:
+                    yield from take(event)
+            else:
+                break
 
     def _look_ahead(self, stream: Iterator[Event]) -> tuple[list[Event], Exception | None]:
         """The stream's first events, held until their counts can choose the first
@@ -346,13 +404,12 @@ class AdaptiveRuntime:
             add_part(self.stats, part_work(part.stats))
 
 
-def _after(stream: Iterator[Event], error: Exception | None) -> Iterator[Event]:
-    """The stream after the look-ahead; or, if the input failed during it, its error, raised
-    when the events held before it have been evaluated (their matches written, as with any
-    engine before a bad row)."""
-    if error is not None:
-        raise error
-    yield from stream
+def _raised(error: Exception) -> Iterator[Event]:
+    """The input's error during the look-ahead (a bad row), raised when the events held
+    before it have been evaluated (their matches written, as with any engine before a bad
+    row)."""
+    raise error
+    yield  # a generator: raises when the loop reaches it
 
 
 def _added(a: Tally, b: Tally) -> Tally:
