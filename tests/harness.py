@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from cepcli.automata import adaptive
-from cepcli.runtime import adaptive as adaptive_runtime
 from cepcli.engines import ENGINES
 from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
+from cepcli.runtime import adaptive as adaptive_runtime
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 from cepcli.sources.source import Source
