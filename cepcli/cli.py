@@ -421,11 +421,11 @@ def run_command(
         )
         writer = writers[0]
 
-        def whole(match: Match | str) -> None:  # a str: a jsonl line made by --spark's executors
+        def whole(match: Match | str) -> None:  # a str: jsonl lines made by --spark's executors
             with lines.writing(), written_to(name):
                 if isinstance(match, str):
                     assert isinstance(writer, JsonlWriter)
-                    writer.write_line(match)
+                    writer.write_lines(match)
                 else:
                     writer.write(match)
                 if to_file:

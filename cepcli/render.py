@@ -52,12 +52,16 @@ class JsonlWriter:
         self.written = 0
 
     def write(self, match: Match) -> None:
-        self.write_line(match_line(match, self.schema, self.names))
-
-    def write_line(self, line: str) -> None:
-        """A match already made into its line (``match_line``: ``--spark``'s executors make them)."""
         self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
-        self.stream.write(line + "\n")
+        self.stream.write(match_line(match, self.schema, self.names) + "\n")
+        self.stream.flush()
+
+    def write_lines(self, lines: str) -> None:
+        """Matches already made into their lines, joined by newlines (``--spark``'s executors
+        make them, and send them to the driver up to 512 at a time): written and flushed at
+        once."""
+        self.written += lines.count("\n") + 1  # counted first, as in write
+        self.stream.write(lines + "\n")
         self.stream.flush()
 
     def close(self) -> None:

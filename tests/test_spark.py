@@ -343,6 +343,38 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
     assert {c["shard"] for c in stats["adaptive_changes"]} == {s["shard"] for s in stats["spark_shards"]}
 
 
+def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
+    """More matches than a result row packs (``PACKED``, 512): standard output has the local
+    lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
+    the table (the matches parsed back from their lines) the local table's rows."""
+    from cepcli.spark import PACKED
+
+    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(1200))
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 40", "ts,type,x\n" + rows)
+    args = ["run", str(query), "-i", str(data), "-q"]
+    spark_args = ["--spark", "--master", "local[2]"]
+    local = CliRunner().invoke(cli, [*args, "--format", "jsonl"])
+    assert local.exit_code == 0, local.output
+    expected = sorted(local.stdout.splitlines())
+    assert len(expected) > 8 * PACKED  # more than two packs in each of the 4 shards
+    remote = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args])
+    assert remote.exit_code == 0, remote.output
+    assert sorted(remote.stdout.splitlines()) == expected
+    cut = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args, "--max-matches", str(PACKED + 7)])
+    assert cut.exit_code == 0, cut.output
+    lines = cut.stdout.splitlines()
+    assert len(lines) == PACKED + 7 and set(lines) <= set(expected)
+    out = tmp_path / "matches"
+    written = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args, "--output", str(out)])
+    assert written.exit_code == 0, written.output
+    parts = [p for p in out.iterdir() if p.name.startswith("part-")]
+    assert sorted(line for p in parts for line in p.read_text().splitlines()) == expected
+    table = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args])
+    local_table = CliRunner().invoke(cli, [*args, "--format", "csv"])
+    assert table.exit_code == 0, table.output
+    assert sorted(table.stdout.splitlines()) == sorted(local_table.stdout.splitlines())
+
+
 def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
     """``--on-bad-row skip`` under ``--spark``: the local run's matches and its one warning."""
     text = "ts,type,price\n0,A,1\n1,B,2\n2,C,3\n3,C\n4,A,2\n5,B,3\n6,C,abc\n7,C,9\n8,C,1\n"

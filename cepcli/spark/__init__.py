@@ -79,7 +79,8 @@ def run_spark(
     stats: Stats | None = None,
 ) -> Stats:
     """Run the query as a Spark job; ``start(schema, pattern)`` says where matches go (when
-    they are not written to ``spark.output``: with ``spark.lines``, as the jsonl lines the
+    they are not written to ``spark.output``: with ``spark.lines``, as the jsonl lines (up to
+    ``PACKED`` in one string, joined by newlines) the
     executors made, ``cepcli.output.match_line``), ``on_warning`` hears the warnings. The
     counters go to ``stats`` (a new one if None), so that a caller interrupted has them."""
     engine(options.engine)
@@ -499,7 +500,8 @@ def _evaluate(
 
     def one_shard(table: pa.Table) -> pa.Table:
         shard = index[int(table.column(SHARD)[0].as_py())]
-        rows = list(evaluate(job, shard, table.drop_columns([SHARD])))
+        found = evaluate(job, shard, table.drop_columns([SHARD]))
+        rows = list(found) if flat else packed(found)
         columns: dict[str, list[Any]] = {"kind": [r["kind"] for r in rows], "text": [r["text"] for r in rows]}
         if flat:
             for i, name in enumerate(names):
@@ -540,13 +542,47 @@ def _evaluate(
     written = 0
     lines = spark.lines  # the executors' lines are the local writer's
     for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
-        on_match(row[0] if lines else _match(json.loads(row[0]), reading.schema))
-        written += 1
-        if options.max_matches is not None and written >= options.max_matches:
-            stats.extra["stopped_at_max_matches"] = True
-            break
+        text = row[0]  # up to PACKED matches
+        if lines and options.max_matches is None:
+            on_match(text)  # written as they are, at once
+            written += text.count("\n") + 1
+            continue
+        for line in text.split("\n"):
+            on_match(line if lines else _match(json.loads(line), reading.schema))
+            written += 1
+            if options.max_matches is not None and written >= options.max_matches:
+                stats.extra["stopped_at_max_matches"] = True
+                break
+        else:
+            continue
+        break
     lap("write")
     stats.matches = written
+
+
+PACKED = 512  # matches per row of the result, when they travel as jsonl lines
+
+
+def packed(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A shard's result rows with up to ``PACKED`` consecutive matches in one row, their
+    jsonl lines joined by newlines (a line has none of its own): the driver takes a row at a
+    time (``toLocalIterator``), and a row costs as much as its text there; the text writer of
+    ``--output DIR`` writes the same lines."""
+    out: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for row in rows:
+        if row["kind"] == "match":
+            lines.append(row["text"])
+            if len(lines) < PACKED:
+                continue
+        if lines:
+            out.append({"kind": "match", "text": "\n".join(lines)})
+            lines = []
+        if row["kind"] != "match":
+            out.append(row)
+    if lines:
+        out.append({"kind": "match", "text": "\n".join(lines)})
+    return out
 
 
 def _shards(bounds: tuple[int, ...], window: int, labels: tuple[int, ...]) -> Any:
