@@ -517,7 +517,8 @@ def test_the_first_run_builds_a_class_archive_that_later_runs_use(tmp_path: Path
             time.sleep(1)
     assert states == ["recorded", "used"]
     assert outs[0] == outs[1] and len(outs[0]) == len(case.expected)
-    assert sorted(p.suffix for p in (cache / "cepcli").iterdir()) == [".jsa"]  # no list, lock or part left
+    archive = [p.suffix for p in (cache / "cepcli").iterdir() if p.name.startswith("spark-classes-")]
+    assert archive == [".jsa"]  # no list, lock or part left (beside it: the query parser's cache)
 
 
 def test_spark_submit_runs_cepcli_as_a_module(tmp_path: Path) -> None:

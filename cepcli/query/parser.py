@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
+import os
 import re
+import sys
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import lark
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -18,6 +24,7 @@ from lark.exceptions import (
 )
 from lark.tree import Meta
 
+from cepcli.cache import cache_home
 from cepcli.errors import QueryError, Span
 from cepcli.query import ast as a
 from cepcli.query.limits import check_conditions
@@ -88,7 +95,29 @@ MAX_REPETITION = 1_000_000
 @cache
 def _parser() -> Lark:
     grammar = resources.files("cepcli.query").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return parser_for(grammar, cache_home())
+
+
+def parser_for(grammar: str, cache: Path) -> Lark:
+    """The LALR parser of ``grammar``: loaded from ``cache`` (5 ms) if a run made it
+    before, else built (60-120 ms, at every start of every command otherwise) and saved
+    there, under a name that holds the grammar's and lark's hash, written whole before it
+    takes that name. A cache that cannot be read or written is passed over."""
+    key = hashlib.sha256(f"{grammar}\n{lark.__version__}\n{sys.version_info[:2]}".encode()).hexdigest()[:16]
+    path = cache / f"query-parser-{key}.lark"
+    with contextlib.suppress(Exception), path.open("rb") as f:  # none there, or damaged: built again
+        return Lark.load(f)
+    parser = Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    with contextlib.suppress(OSError):  # a read-only home: no cache
+        cache.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f"{path.name}.{os.getpid()}.part")
+        try:
+            with part.open("wb") as f:
+                parser.save(f)
+            os.replace(part, path)
+        finally:
+            part.unlink(missing_ok=True)
+    return parser
 
 
 def parse_query(text: str, filename: str = "<query>") -> a.Query:

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cepcli.cache import cache_home
+
 QUIET = "-Xlog:cds*=off"  # the JVM lists every class it cannot archive (signed jars): not for users
 
 
@@ -37,7 +39,7 @@ def class_archive() -> tuple[list[str], str]:
     built by another run, or its build failed before)."""
     if os.environ.get("CEPCLI_SPARK_CLASS_CACHE") == "0":
         return [], "off"
-    final = _home() / f"spark-classes-{_key()}.jsa"
+    final = cache_home() / f"spark-classes-{_key()}.jsa"
     if final.is_file():
         return [f"-XX:SharedArchiveFile={final}", QUIET], "used"
     if final.with_suffix(".failed").exists() or not _claim(final.with_suffix(".lock")):
@@ -45,10 +47,6 @@ def class_archive() -> tuple[list[str], str]:
     listed = final.with_suffix(".classes")
     atexit.register(_build_later, listed, final)
     return [f"-XX:DumpLoadedClassList={listed}"], "recorded"
-
-
-def _home() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cepcli"
 
 
 def _key() -> str:
