@@ -26,8 +26,6 @@ from cepcli.query.checks import check_schema, text_orderings
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, from_text
-from cepcli.sources.prefilter import Prefilter
-from cepcli.sources.source import Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +127,11 @@ class Job:
                 f"--order is for the chain engines (chain, first-chance, post-processing);"
                 f" {self.run.engine} ignores it"
             )
+        # (the readers and pyarrow are imported here, not with this module: ``cepcli check`` and
+        # ``explain`` without an input need neither, and pyarrow's import is 0.2 s of theirs)
+        from cepcli.sources.prefilter import Prefilter
+        from cepcli.sources.source import Source
+
         self.started = time.perf_counter()
         if data is None:
             options = replace(options, path=input_path(compiled, options.path))

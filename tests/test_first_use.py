@@ -304,3 +304,32 @@ def _bench_counts(out: str) -> list[list[str]]:
     """The bench table's engine, matches and agreement, row by row."""
     rows = [line.split("│") for line in out.splitlines() if line.count("│") > 10]
     return [[cells[2].strip(), cells[-3].strip(), cells[-2].strip()] for cells in rows]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["check", "-e", "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 min"], "<-e>: ok"),
+        (["explain", "-e", "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 min", "--engine", "tree"], "tree"),
+        (["check", "-e", "FROM 'nowhere.csv' PATTERN SEQ(A a, B b) WITHIN 5 min"], None),
+    ],
+    ids=["check", "explain", "check-with-an-input"],
+)
+def test_checking_a_query_without_an_input_does_not_import_pyarrow(args: list[str], said: str | None) -> None:
+    """``check`` and ``explain`` of a query alone need the parser and the builders, not the
+    readers: pyarrow (and the numpy it imports) is 0.2 s of their start-up. Given an input,
+    the readers are imported to check it against its columns."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('pyarrow imported:', 'pyarrow' in sys.modules, file=sys.stderr))\n"
+        "from cepcli.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    if said is None:  # the input is opened (and missing): the readers were needed
+        assert done.returncode != 0 and "nowhere.csv" in done.stderr, done.stderr
+        assert done.stderr.splitlines()[-1] == "pyarrow imported: True", done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    assert said in done.stdout
+    assert done.stderr.splitlines()[-1] == "pyarrow imported: False", done.stderr

@@ -39,8 +39,8 @@ from cepcli.events import Event, Kind, Schema
 from cepcli.query import ast as a
 from cepcli.query.checks import check_schema
 from cepcli.runtime.conditions import compile_condition
+from cepcli.sources.options import UNITS
 from cepcli.sources.prefilter import Prefilter
-from cepcli.sources.times import UNITS
 
 SOAK = int(os.environ.get("CEPCLI_SOAK", "0"))
 EXAMPLES = SOAK or 500

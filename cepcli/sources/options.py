@@ -14,6 +14,7 @@ MAX_COLUMNS = 10_000  # a wider input is refused: each column costs its sample, 
 ON_BAD_ROW = ("fail", "skip")
 FORMATS = ("csv", "parquet", "jsonl")
 TIME_UNITS = ("s", "ms", "us", "ns")
+UNITS: dict[str, int] = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}  # nanoseconds per unit
 _COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
 
 
@@ -48,8 +49,6 @@ class InputOptions:
     @property
     def unit(self) -> int:
         """Nanoseconds per time unit."""
-        from cepcli.sources.times import UNITS
-
         return UNITS[self.time_unit or "s"]
 
     @property

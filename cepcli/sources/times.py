@@ -28,7 +28,6 @@ import pyarrow.compute as pc
 
 from cepcli.sources.kinds import ISO_SHAPE, NUMBER_SHAPE, failures, markers_read_as, missing
 
-UNITS: dict[str, int] = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _UNIT_NAMES = {10**9: "seconds", 10**6: "milliseconds", 10**3: "microseconds", 1: "nanoseconds"}
 _SCALE = {10**9: 9, 10**6: 6, 10**3: 3, 1: 0}
 _ZONE = r"([Zz]|[+-]\d\d(:?\d\d)?)$"
