@@ -542,20 +542,18 @@ def _evaluate(
     written = 0
     lines = spark.lines  # the executors' lines are the local writer's
     for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
-        text = row[0]  # up to PACKED matches
-        if lines and options.max_matches is None:
-            on_match(text)  # written as they are, at once
-            written += text.count("\n") + 1
-            continue
-        for line in text.split("\n"):
-            on_match(line if lines else _match(json.loads(line), reading.schema))
-            written += 1
-            if options.max_matches is not None and written >= options.max_matches:
-                stats.extra["stopped_at_max_matches"] = True
-                break
+        pack = row[0].split("\n")  # up to PACKED matches
+        if options.max_matches is not None:
+            pack = pack[: options.max_matches - written]
+        if lines:
+            on_match("\n".join(pack))  # written as they are, at once
         else:
-            continue
-        break
+            for line in pack:
+                on_match(_match(json.loads(line), reading.schema))
+        written += len(pack)
+        if options.max_matches is not None and written >= options.max_matches:
+            stats.extra["stopped_at_max_matches"] = True
+            break
     lap("write")
     stats.matches = written
 
