@@ -98,18 +98,18 @@ def _parser() -> Lark:
     return parser_for(grammar, cache_home())
 
 
-def parser_for(grammar: str, cache: Path) -> Lark:
-    """The LALR parser of ``grammar``: loaded from ``cache`` (5 ms) if a run made it
+def parser_for(grammar: str, directory: Path) -> Lark:
+    """The LALR parser of ``grammar``: loaded from ``directory`` (5 ms) if a run made it
     before, else built (60-120 ms, at every start of every command otherwise) and saved
     there, under a name that holds the grammar's and lark's hash, written whole before it
     takes that name. A cache that cannot be read or written is passed over."""
     key = hashlib.sha256(f"{grammar}\n{lark.__version__}\n{sys.version_info[:2]}".encode()).hexdigest()[:16]
-    path = cache / f"query-parser-{key}.lark"
+    path = directory / f"query-parser-{key}.lark"
     with contextlib.suppress(Exception), path.open("rb") as f:  # none there, or damaged: built again
         return Lark.load(f)
     parser = Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
     with contextlib.suppress(OSError):  # a read-only home: no cache
-        cache.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f"{path.name}.{os.getpid()}.part")
         try:
             with part.open("wb") as f:
