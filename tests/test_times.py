@@ -47,6 +47,9 @@ WRITINGS: dict[str, tuple[Callable[[int], str], str, int]] = {
     "iso-ms-z": (lambda ns: _iso(ns, 3), "s", 10**6),
     "iso-ms-offset": (lambda ns: _iso(ns, 3, "+0130"), "s", 10**6),
     "iso-ns": (lambda ns: _iso(ns, 9), "s", 1),
+    # RFC 3339's lower-case t and z, and a tenth digit that is zero: the same instants
+    "iso-ns-10-digits-lower-z": (lambda ns: _iso(ns, 9).replace("T", "t").replace("Z", "0z"), "s", 1),
+    "iso-ns-lower-t-offset": (lambda ns: _iso(ns, 9, "+0130").replace("T", "t"), "s", 1),
     "epoch-ms": (lambda ns: str(ns // 10**6), "ms", 10**6),
     "epoch-us": (lambda ns: str(ns // 10**3), "us", 10**3),
     "epoch-ns": (lambda ns: str(ns), "ns", 1),
