@@ -384,7 +384,16 @@ def run_command(
     from cepcli.job import Job, RunOptions
     from cepcli.render import JsonlWriter, progress_bar, shown_columns, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
-    from cepcli.writing import check_outputs, close_quietly, flush_quietly, write_json, written_to
+    from cepcli.writing import (
+        LastMatch,
+        check_outputs,
+        close_quietly,
+        flush_quietly,
+        open_output,
+        standard_output,
+        write_json,
+        written_to,
+    )
 
     err = Console(stderr=True)
     compiled, inputs = _prepare(query, expression, kw)
@@ -399,26 +408,29 @@ def run_command(
         raise click.UsageError("--spark --output DIR writes jsonl, csv or parquet: choose one with --format")
     to_file = output is not None and directory is None
     check_outputs(output if to_file else None, directory, stats_json)
-    stream = open(output, "w", encoding="utf-8", newline="") if to_file else sys.stdout  # type: ignore[arg-type]  # noqa: SIM115
+    stream = open_output(output) if output is not None and to_file else standard_output()
     name = output if output is not None and to_file else "<stdout>"
     # a table in a file or a pipe is as wide as it needs to be (a terminal: the terminal's width)
     out_console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
     writers: list[MatchWriter] = []
     lines = WholeLines()
-    good = [0]  # the output file's bytes up to its last complete match
+    last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
 
     def start(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
         columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
-        writers.append(
-            writer_for(
-                fmt,
-                stream,
-                out_console,
-                schema,
-                pattern,
-                shown_columns(pattern, compiled.query, schema, columns),
+        with written_to(name):  # a csv header is written at once, and kept
+            writers.append(
+                writer_for(
+                    fmt,
+                    stream,
+                    out_console,
+                    schema,
+                    pattern,
+                    shown_columns(pattern, compiled.query, schema, columns),
+                )
             )
-        )
+            stream.flush()
+            last.mark()
         writer = writers[0]
 
         def whole(match: Match | str) -> None:  # a str: jsonl lines made by --spark's executors
@@ -428,8 +440,7 @@ def run_command(
                     writer.write_lines(match)
                 else:
                     writer.write(match)
-                if to_file:
-                    good[0] = stream.tell()
+                last.mark()
 
         return whole
 
@@ -474,10 +485,9 @@ def run_command(
         if not quiet:
             err.print(stats_panel(live))
         click.get_current_context().exit(exit_code(stop))
-    except OutputError:
-        if to_file:
-            close_quietly(stream)
-            os.truncate(name, good[0])  # the file ends at its last complete match
+    except OutputError as failed:
+        if failed.path == name:
+            last.cut()  # a regular file ends at its last complete match (a pipe cannot be cut)
         raise
     finally:
         if to_file:
@@ -609,7 +619,7 @@ def bench_command(
 
     from cepcli.bench import bench
     from cepcli.render import bench_table
-    from cepcli.writing import write_json
+    from cepcli.writing import check_file, write_json
 
     names = [e.strip() for e in engines.split(",") if e.strip()]
     spans = [w.strip() for w in windows.split(",")] if windows else []
@@ -618,6 +628,9 @@ def bench_command(
 
         require_matplotlib()
     compiled, options = _prepare(query, expression, kw)
+    for path, option in ((json_path, "--json"), (plot_path, "--plot")):
+        if path:
+            check_file(path, option)
     err = Console(stderr=True)
     with err.status("benchmarking") as status:
         result = bench(
