@@ -15,10 +15,14 @@ through the same ``job.Job``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
+from cepcli.errors import CepError, InputError, OutputError, QueryError, UsageError
 from cepcli.events import Kind, Schema
 from cepcli.job import Job, RunOptions, compile_text, with_query_options
 from cepcli.output import match_object
@@ -53,7 +57,11 @@ class Matches:
         if self._started:
             raise RuntimeError("the matches can be iterated once: call find() again")
         self._started = True
-        return self.job.matches()
+        return self._translated()
+
+    def _translated(self) -> Iterator[Match]:
+        with as_python():
+            yield from self.job.matches()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for match in self.raw():
@@ -88,19 +96,17 @@ def find(
     max_matches: int | None = None,
     max_instances: int | None = None,
     chunk_rows: int | None = None,
+    max_row_bytes: int | None = None,
     stats: Stats | None = None,
 ) -> Matches:
     """Evaluate ``query`` (SASE+ text) over ``data``: a path, a DataFrame or an Arrow
     table. The options are those of ``cepcli run`` (``schema`` maps column names to
-    ``int``, ``float``, ``bool``, ``time`` or ``str``); an input option left out (None) is
+    ``int``, ``float``, ``decimal``, ``bool``, ``time`` or ``str``); an input option left out (None) is
     the query's ``FROM ... WITH (...)`` one if it has it, else ``cepcli run``'s default
     (``type_col="type"``, ``time_col="ts"``, a header, no sort, ``on_bad_row="fail"``).
     The input is opened and checked against the query here (errors are
-    ``cepcli.errors.CepError``s); the matches are found as the result is iterated."""
-    path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
-    kinds: tuple[tuple[str, Kind], ...] = tuple(
-        (name, KIND_NAMES[kind.lower()]) for name, kind in (schema or {}).items()
-    )
+    ``cepcli.errors.CepError``s, whose messages name these keyword arguments); the matches
+    are found as the result is iterated."""
     arguments: dict[str, object] = {
         "format": input_format,
         "type_col": type_col,
@@ -112,18 +118,112 @@ def find(
         "sort": sort,
         "chunk_rows": chunk_rows,
         "on_bad_row": on_bad_row,
+        "max_row_bytes": max_row_bytes,
         "null_values": null_values,
         "schema": schema,
     }
+    with as_python():
+        return _find(query, data, engine, order, max_matches, max_instances, stats, arguments)
+
+
+def _find(
+    query: str,
+    data: object,
+    engine: str,
+    order: tuple[str, ...] | list[str] | None,
+    max_matches: int | None,
+    max_instances: int | None,
+    stats: Stats | None,
+    arguments: dict[str, object],
+) -> Matches:
+    path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
+    schema = arguments["schema"]
+    if schema is not None and not isinstance(schema, Mapping):
+        raise UsageError("schema= maps column names to kinds, e.g. schema={'price': 'float'}")
+    kinds: list[tuple[str, Kind]] = []
+    for name, kind in (schema or {}).items():
+        if not isinstance(kind, str) or kind.lower() not in KIND_NAMES:
+            raise UsageError(
+                f"schema={{{name!r}: {kind!r}}}: the kinds are int, float, decimal, bool, time and str"
+            )
+        kinds.append((str(name), KIND_NAMES[kind.lower()]))
     given = {k for k, v in arguments.items() if v is not None}  # the rest: the query's, else the defaults
     values = {k: arguments[k] for k in given}
+    columns, null_values = arguments["columns"], arguments["null_values"]
+    assert columns is None or isinstance(columns, tuple | list)
+    assert null_values is None or isinstance(null_values, tuple | list)
     values.update(
         columns=tuple(columns) if columns else None,
         null_values=tuple(null_values) if null_values is not None else None,
-        schema=kinds,
+        schema=tuple(kinds),
     )
     parsed = parse_query(query)
     options = with_query_options(InputOptions(path=path, **values), parsed, query, "<query>", given)  # type: ignore[arg-type]
     compiled = compile_text(query, "<query>", options.unit, parsed)
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))
+
+
+# How the messages' command-line flags are said to a Python caller: a keyword argument of
+# ``find`` (with a value in its Python form where the flag takes one).
+_KEYWORDS = {
+    "type-col": "type_col=",
+    "time-col": "time_col=",
+    "time-format": "time_format=",
+    "time-unit": "time_unit=",
+    "input-format": "input_format=",
+    "null-values": "null_values=",
+    "columns": "columns=",
+    "chunk-rows": "chunk_rows=",
+    "on-bad-row": "on_bad_row=",
+    "max-row-bytes": "max_row_bytes=",
+    "max-matches": "max_matches=",
+    "max-instances": "max_instances=",
+    "order": "order=",
+    "engine": "engine=",
+    "sort": "sort=True",
+    "no-header": "header=False",
+    "schema": "schema=",
+}
+_VALUES = {  # what a flag's value looks like (else the word after it is the message's)
+    "time-format": r"'[^']*'|%\S+",
+    "time-unit": r"s|ms|us|ns",
+    "on-bad-row": r"fail|skip",
+    "engine": r"adaptive|tree|chain|first-chance|post-processing|eager",
+    "input-format": r"csv|parquet|jsonl",
+}
+_FLAG = re.compile(r"--(schema|[a-z][a-z-]*)(?: ((?<=schema )[^\s;)]+|'[^']*'|[^\s,;)]+))?")
+
+
+def for_python(message: str) -> str:
+    """A message written for the command line, with each flag it names said as the keyword
+    argument of ``find`` (``--schema x:float`` -> ``schema={'x': 'float'}``)."""
+
+    def keyword(found: re.Match[str]) -> str:
+        flag, value = found.group(1), found.group(2)
+        if flag not in _KEYWORDS:
+            return found.group(0)
+        if flag == "schema" and value and ":" in value:
+            pairs = (pair.rpartition(":") for pair in value.rstrip(",.").split(","))
+            return "schema={" + ", ".join(f"{name!r}: {kind!r}" for name, _, kind in pairs) + "}"
+        if flag in _VALUES and value and re.fullmatch(_VALUES[flag], value):
+            return f"{_KEYWORDS[flag]}{value.strip(chr(39))!r}"
+        return _KEYWORDS[flag] + (f" {value}" if value else "")
+
+    return _FLAG.sub(keyword, message)
+
+
+@contextmanager
+def as_python() -> Iterator[None]:
+    """Errors raised within say ``find``'s keyword arguments instead of the CLI's flags;
+    an unexpected failure of a library underneath comes out as a ``CepError`` too."""
+    try:
+        yield
+    except QueryError as err:
+        raise replace(err, message=for_python(err.message)) from None
+    except InputError as err:
+        raise replace(err, message=for_python(err.message)) from None
+    except OutputError as err:
+        raise replace(err, reason=for_python(err.reason)) from None
+    except CepError as err:
+        raise type(err)(for_python(str(err))) from None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Bounds beyond every int64 nanosecond timestamp (int sentinels keep comparisons exact).
 FAR_PAST = -(1 << 64)
@@ -24,15 +24,24 @@ FAR_FUTURE = 1 << 64
 class Kind(enum.Enum):
     INT = "int"
     FLOAT = "float"
+    DECIMAL = "decimal"  # exact: a decimal type, or decimal text (``--schema x:decimal``)
     BOOL = "bool"
     TIME = "time"  # an instant; conditions see it as a number of time units
+    DURATION = "duration"  # a length of time; conditions see it as a number of time units
     STR = "str"
+    OTHER = "other"  # nested values (struct, list, map, ...): printed as JSON, never compared
     UNKNOWN = "unknown"  # no value in the sample
+    PENDING = "pending"  # a pipe's column with no value yet: its first present value decides
 
     @property
     def numeric(self) -> bool:
         """Compared and computed with as numbers in conditions."""
-        return self in (Kind.INT, Kind.FLOAT, Kind.TIME)
+        return self in (Kind.INT, Kind.FLOAT, Kind.DECIMAL, Kind.TIME, Kind.DURATION)
+
+    @property
+    def timed(self) -> bool:
+        """Held as int64 nanoseconds; conditions see a number of time units."""
+        return self in (Kind.TIME, Kind.DURATION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,10 @@ class Schema:
     type_col: str = "type"
     time_col: str = "ts"
     time_unit: int = 10**9  # nanoseconds per time unit: conditions see times in these units
+    nulls: frozenset[str] = frozenset()  # the null markers: missing in every kind but str
+    # On a pipe, kinds decided as the stream goes (a column's first present value; a column
+    # of whole numbers widened to float), by column position: the writers type by them.
+    decided: dict[int, Kind] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def index(self, column: str) -> int:
         return self.columns.index(column)
@@ -52,7 +65,18 @@ class Schema:
         """A column's kind as conditions see it (the time column is a time)."""
         if column == self.time_col:
             return Kind.TIME
-        return self.kinds[self.columns.index(column)]
+        i = self.columns.index(column)
+        return self.decided.get(i, self.kinds[i])
+
+    def kind_at(self, i: int) -> Kind:
+        """The kind of the column at position ``i`` now (decided on a pipe, or as sampled)."""
+        return self.decided.get(i, self.kinds[i])
+
+    def current_kinds(self) -> tuple[Kind, ...]:
+        """The kinds now, with those decided on a pipe so far."""
+        if not self.decided:
+            return self.kinds
+        return tuple(self.decided.get(i, k) for i, k in enumerate(self.kinds))
 
 
 class Event:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from cepcli.events import Event, Kind, Schema, events_of
@@ -17,17 +18,21 @@ _INT = re.compile(r"^\s*[+-]?\d+\s*$")
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 
 
-def json_value(value: object, kind: Kind) -> object:
+def json_value(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -> object:
     """A value as JSON has it: columns the query did not read still hold their text,
-    typed here by their kind (and left as text when it does not fit). A time is ISO-8601
-    text (UTC); a non-finite float is the string ``"inf"`` or ``"-inf"`` (JSON has no
-    infinity; NaN is a missing value, null)."""
+    typed here by their kind (and left as text when it does not fit; a null marker is
+    missing in every kind but ``str``). A time is ISO-8601 text (UTC), a duration ISO-8601
+    too (``PT1.5S``); a decimal stays a ``Decimal``; a nested value is its JSON (parsed);
+    a non-finite float is the string ``"inf"`` or ``"-inf"`` (JSON has no infinity; NaN is
+    a missing value, null)."""
     if isinstance(value, str):
-        return _typed_text(value, kind)
+        return _typed_text(value, kind, nulls)
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
-        return iso_text(value) if kind is Kind.TIME else value
+        if kind is Kind.TIME:
+            return iso_text(value)
+        return duration_text(value) if kind is Kind.DURATION else value
     if isinstance(value, float):
         if value != value:
             return None
@@ -35,8 +40,10 @@ def json_value(value: object, kind: Kind) -> object:
     return value
 
 
-def _typed_text(text: str, kind: Kind) -> object:
-    if text == "":
+def _typed_text(text: str, kind: Kind, nulls: frozenset[str]) -> object:
+    if kind is Kind.STR:
+        return text
+    if text in nulls:
         return None
     if kind is Kind.INT and _INT.match(text):
         return int(text)
@@ -45,26 +52,48 @@ def _typed_text(text: str, kind: Kind) -> object:
             return json_value(float(text), kind)
         except ValueError:
             return text
+    if kind is Kind.DECIMAL:
+        try:
+            return Decimal(text.strip())
+        except ArithmeticError:
+            return text
+    if kind is Kind.OTHER:
+        return json.loads(text)
     if kind is Kind.BOOL:
         return _BOOLS.get(text.strip().lower(), text)
     return text
 
 
-def cell_text(value: object, kind: Kind) -> str:
+def duration_text(ns: int) -> str:
+    """A duration as ISO-8601 text in seconds, exact: ``PT1.5S``, ``-PT0.000000001S``."""
+    seconds, rest = divmod(abs(ns), 10**9)
+    fraction = f".{rest:09d}".rstrip("0") if rest else ""
+    return f"{'-' if ns < 0 else ''}PT{seconds}{fraction}S"
+
+
+def cell_text(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -> str:
     """A value as a CSV cell: as the input wrote it, typed values in their usual text."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    shown = json_value(value, kind)
+    shown = json_value(value, kind, nulls)
     if isinstance(shown, bool):
         return "true" if shown else "false"
+    if isinstance(shown, Decimal):
+        return format(shown, "f")
+    if isinstance(shown, dict | list):
+        return json.dumps(shown, separators=(",", ":"))
     return "" if shown is None else str(shown)
 
 
 def event_object(event: Event, schema: Schema) -> dict[str, Any]:
     """An event as JSON: all its columns, then ``_row``."""
-    out = {c: json_value(v, k) for c, v, k in zip(schema.columns, event.values, schema.kinds, strict=True)}
+    nulls = schema.nulls
+    out = {
+        c: json_value(v, k, nulls)
+        for c, v, k in zip(schema.columns, event.values, schema.current_kinds(), strict=True)
+    }
     out["_row"] = event.row
     return out
 
@@ -95,10 +124,23 @@ def match_line(match: Match, schema: Schema, names: list[str]) -> str:
 def _event_text(event: Event, schema: Schema) -> str:
     text = event.text
     if text is None:
-        text = event.text = json.dumps(
-            event_object(event, schema), separators=(",", ":"), default=str, allow_nan=False
-        )
+        obj = event_object(event, schema)
+        if Kind.DECIMAL in schema.kinds:
+            text = event.text = json_text(obj)
+        else:
+            text = event.text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
     return text
+
+
+def json_text(obj: dict[str, Any]) -> str:
+    """An event object as compact JSON; a decimal as a JSON number with its digits."""
+    parts = (
+        json.dumps(k)
+        + ":"
+        + (format(v, "f") if isinstance(v, Decimal) else json.dumps(v, separators=(",", ":"), default=str))
+        for k, v in obj.items()
+    )
+    return "{" + ",".join(parts) + "}"
 
 
 def flat_columns(schema: Schema, pattern: Pattern) -> list[str]:
@@ -114,8 +156,8 @@ def flat_row(match: Match, schema: Schema, pattern: Pattern) -> list[Any]:
     for name in variables(pattern):
         events = events_of(bound.get(name))
         line.append(";".join(str(e.row) for e in events))
-        for i, kind in enumerate(schema.kinds):
-            line.append(";".join(cell_text(e.values[i], kind) for e in events))
+        for i, kind in enumerate(schema.current_kinds()):
+            line.append(";".join(cell_text(e.values[i], kind, schema.nulls) for e in events))
     return line
 
 

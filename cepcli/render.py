@@ -129,9 +129,10 @@ class TableWriter:
 
     def _cell(self, name: str, binding: Binding | None) -> str:
         lines = []
+        schema = self.schema
         for e in events_of(binding):
             shown = "  ".join(
-                f"{self.schema.columns[i]}={cell_text(e.values[i], self.schema.kinds[i]) or '-'}"
+                f"{schema.columns[i]}={cell_text(e.values[i], schema.kind_at(i), schema.nulls) or '-'}"
                 for i in self.show[name]
             )
             lines.append(f"row {e.row}  {_time_text(e, self.schema)}" + (f"  {shown}" if shown else ""))
@@ -143,9 +144,9 @@ def _time_text(event: Event, schema: Schema) -> str:
     at = schema.index(schema.time_col)
     value = event.values[at]
     if isinstance(value, int | float) or (
-        isinstance(value, str) and schema.kinds[at] in (Kind.INT, Kind.FLOAT)
+        isinstance(value, str) and schema.kind_at(at) in (Kind.INT, Kind.FLOAT)
     ):
-        return cell_text(value, schema.kinds[at])
+        return cell_text(value, schema.kind_at(at))
     return iso_text(event.ts)
 
 

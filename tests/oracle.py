@@ -10,7 +10,8 @@ Times are exact integer nanoseconds, read here by their own rules (SPEC section 
 numbers as decimals in ``time_unit``, ISO-8601 date-times to the nanosecond, with a
 zone converted to UTC and none taken as UTC. In a condition a time is an exact number
 of time units (a ``Fraction``). Null markers (SPEC section 1) are missing in columns
-whose other values are numbers or booleans.
+whose other values are numbers or booleans, and in columns with no other value (a missing
+value never decides a kind: such a column has none).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def read_rows(text: str, type_col: str = "type", time_col: str = "ts", time_unit
 
 def _kind(values: list[str]) -> str:
     if not values:
-        return "text"
+        return "none"
     if all(re.fullmatch(r"[+-]?\d+", v) for v in values):
         return "int"
     if all(_is_float(v) for v in values):

@@ -44,7 +44,7 @@ def test_eager_stops_at_max_instances_with_the_cause(tmp_path: Path) -> None:
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
     assert line.startswith("cepcli: error: more than 5,000 live instances (--max-instances): the eager NFA")
-    assert "a lazy engine (--engine tree or chain)" in line
+    assert "a lazy engine (--engine tree, or --engine chain)" in line
     for engine in ("tree", "chain", "first-chance", "post-processing"):
         lazy = CliRunner().invoke(cli, [*args, "--engine", engine, "--max-instances", "5000"])
         assert lazy.exit_code == 0 and lazy.stdout == "", (engine, lazy.output)

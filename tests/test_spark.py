@@ -409,8 +409,8 @@ def test_native_times_in_parquet(spark: object, tmp_path: Path) -> None:
     pq.write_table(back, tmp_path / "back.parquet", row_group_size=3)
     local = _local(query, tmp_path / "back.parquet", "tree", time_col="date")
     assert local[1] == (
-        f"{tmp_path / 'back.parquet'}: row 7: timestamp '2001-01-01 00:00:00' is earlier than the"
-        " previous row's '2001-01-01 00:06:00' (the input must be in time order; pass --sort to sort it)"
+        f"{tmp_path / 'back.parquet'}: row 7: timestamp '2001-01-01T00:00:00Z' is earlier than the"
+        " previous row's '2001-01-01T00:06:00Z' (the input must be in time order; pass --sort to sort it)"
     )
     assert _spark(query, tmp_path / "back.parquet", "tree", split_bytes=20, time_col="date") == local
 

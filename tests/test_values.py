@@ -45,11 +45,23 @@ def test_null_markers_are_missing_in_numeric_columns(marker: str) -> None:
 
 
 def test_a_marker_in_a_text_column_is_text() -> None:
+    """In a column of text (its present values are words), ``NA`` is the text NA."""
     query = "PATTERN SEQ(A a, B b) WHERE a.g = b.g WITHIN 10"
-    text = "type,ts,g\nA,1,NA\nB,2,NA\nA,3,\nB,4,\n"
+    text = "type,ts,g\nA,1,NA\nB,2,NA\nA,3,\nB,4,\nC,5,gate\n"
     for engine in ENGINES:
         got, _ = run_engine(query, text, engine)
         assert got == {frozenset({("a", (0,)), ("b", (1,))})}, engine  # empty cells are missing
+
+
+def test_a_column_of_markers_only_has_no_kind_and_no_value_equals_another() -> None:
+    """A missing value never decides a kind: a column whose values are all markers or empty
+    has none, and its markers are missing, so ``NA = NA`` is no match (SQL's NULL)."""
+    query = "PATTERN SEQ(A a, B b) WHERE a.g = b.g WITHIN 10"
+    text = "type,ts,g\nA,1,NA\nB,2,NA\nA,3,NaN\nB,4,NaN\nA,5,\nB,6,\n"
+    assert oracle(query, text) == set()
+    for engine in ENGINES:
+        got, _ = run_engine(query, text, engine)
+        assert got == set(), engine
 
 
 def test_null_values_option_replaces_the_markers(tmp_path: Path) -> None:
@@ -101,7 +113,9 @@ def test_schema_overrides_the_kinds(tmp_path: Path) -> None:
     assert [o["b"]["x"] for o in _objects(as_text)] == ["9"]  # '10' < '9' as text: what was asked
     as_float = _run(tmp_path, query, text, "--schema", "x:float")
     assert _objects(as_float) == []
-    bad = _run(tmp_path, query, text, "--schema", "x:decimal")
+    as_decimal = _run(tmp_path, query, text, "--schema", "x:decimal")
+    assert as_decimal.exit_code == 0 and _objects(as_decimal) == []  # 10 < 9 as numbers: no match
+    bad = _run(tmp_path, query, text, "--schema", "x:money")
     assert bad.exit_code == 2 and "--schema takes column:kind pairs" in bad.stderr
     unknown = _run(tmp_path, query, text, "--schema", "y:int")
     assert unknown.exit_code == 2 and "--schema names no column 'y'" in unknown.stderr

@@ -114,6 +114,12 @@ def check_schema(query: a.Query, schema: Schema) -> None:
                     f"the input has no column {column!r} (columns: {', '.join(schema.columns)})",
                     span,
                 )
+            if schema.kind(column) is Kind.OTHER:
+                raise QueryError(
+                    f"the input's column {column!r} holds nested values (lists, structs or maps), which"
+                    " conditions cannot compare; its values are printed with each match",
+                    span,
+                )
     for node in nodes:
         if isinstance(node, a.Compare):
             _check_kinds(node, schema)

@@ -8,8 +8,9 @@ follow SQL: a comparison that touches one is false (see ``plan.nnf``); division 
 zero counts as missing, and so does a NaN that arithmetic makes (``inf - inf``).
 
 This is the reference meaning of the condition language: exact integer arithmetic
-(Python ints), IEEE doubles, exact comparisons between them, and times as exact
-numbers of time units (an int, or a ``Fraction`` for a time between two units). The
+(Python ints), IEEE doubles, exact comparisons between them, decimals as exact fractions,
+and times and durations as exact numbers of time units (an int, or a ``Fraction`` for a
+time between two units). The
 vectorised prefilter (``sources.prefilter``) is the other lowering of the same AST, and
 falls back to these functions wherever it could differ.
 """
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from cepcli.events import Kind, Schema
@@ -58,12 +61,22 @@ def _count(items: Sequence[Any]) -> int:
     return len(_values(items))
 
 
+def _exact(value: Any) -> Any:
+    """A decimal (a ``Decimal``, or its text as written) as an exact number: an int when
+    whole, else a ``Fraction`` (which compares and computes exactly with ints and floats)."""
+    if value is None or isinstance(value, int | float):
+        return value
+    number = Fraction(Decimal(value))
+    return number.numerator if number.denominator == 1 else number
+
+
 _HELPERS: dict[str, Any] = {
     "_avg": _avg,
     "_sum": _sum,
     "_min": _min,
     "_max": _max,
     "_count": _count,
+    "_exact": _exact,
 }
 
 
@@ -73,10 +86,12 @@ class _Codegen:
     schema: Schema
     guards: list[str] = field(default_factory=list)
     temps: int = 0
+    exact: bool = False  # in a comparison that reads a decimal: number literals are exact
+    constants: dict[str, Any] = field(default_factory=dict)
 
     def timed(self, attr: str) -> bool:
-        """Does the attribute hold a time (int nanoseconds, seen in time units)?"""
-        return attr == self.schema.time_col or self.schema.kind(attr) is Kind.TIME
+        """Does the attribute hold a time or a duration (int nanoseconds, seen in time units)?"""
+        return attr == self.schema.time_col or self.schema.kind(attr).timed
 
     def temp(self, code: str, guard: str) -> str:
         """``code`` computed once into a temporary, which ``guard`` must hold for (the
@@ -86,15 +101,24 @@ class _Codegen:
         self.guards.append(f"({name} := {code}){guard.format(name)}")
         return name
 
+    def decimal(self, attr: str) -> bool:
+        return attr != self.schema.time_col and self.schema.kind(attr) is Kind.DECIMAL
+
     def field(self, event: str, attr: str) -> str:
         if attr == self.schema.time_col:
             return f"_time({event}.ts)"
         raw = f"{event}.values[{self.schema.index(attr)}]"
+        if self.decimal(attr):
+            return f"_exact({raw})"
         return f"_time_or_none({raw})" if self.timed(attr) else raw
 
     def value(self, expr: a.Expr) -> str:
         match expr:
             case a.Num(v):
+                if self.exact and isinstance(v, float) and v == v and abs(v) != float("inf"):
+                    name = f"_c{len(self.constants)}"
+                    self.constants[name] = Fraction(repr(v))  # the literal as written: 0.1 is 1/10
+                    return name
                 return repr(v)
             case a.Str(v) | a.Bool(v):
                 return repr(v)
@@ -136,6 +160,10 @@ class _Codegen:
             case a.Compare(op, left, right):
                 outer = self.guards
                 self.guards = []
+                self.exact = any(
+                    isinstance(n, a.Attr | a.Agg) and n.attr is not None and self.decimal(n.attr)
+                    for n in a.iter_expr(expr)
+                )
                 code = f"{self.value(left)} {_PY_OPS[op]} {self.value(right)}"
                 guards, self.guards = self.guards, outer
                 return "(" + " and ".join([*guards, code]) + ")"
@@ -171,6 +199,7 @@ def _compile(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCon
         "        return False\n"
     )
     namespace: dict[str, Any] = dict(_HELPERS)
+    namespace.update(gen.constants)
     namespace["_time"] = lambda ns: to_units(ns, unit)
     namespace["_time_or_none"] = lambda ns: None if ns is None else to_units(ns, unit)
     exec(compile(source, f"<condition {expr.span.line}:{expr.span.col}>", "exec"), namespace)

@@ -157,7 +157,7 @@ def too_many_instances(engine: str, limit: int) -> str:
     why = (
         "the eager NFA keeps one instance per partial match, which under skip-till-any-match"
         " grows with every subset of a Kleene or AND candidate set in the window; a lazy engine"
-        " (--engine tree or chain) stores each event once"
+        " (--engine tree, or --engine chain) stores each event once"
         if engine == "eager"
         else "partial matches pile up in the window"
     )

@@ -5,8 +5,9 @@ and the rows with a wrong number of fields (its ``invalid_row_handler`` numbers 
 they become bad rows with the row ids of the file). A file is read by its streaming
 reader (``open_csv``); a pipe chunk by chunk with ``read_csv``, because the streaming
 reader looks one block ahead, which from a pipe would hold every row until the next one
-arrives. Every column is read as text and typed afterwards (``sources.typed``), so that
-null markers, column kinds and bad values are ours to decide and name. In front of it,
+arrives. Every column is read as text (an empty cell as missing) and typed afterwards
+(``sources.typed``), so that null markers, column kinds and bad values are ours to decide
+and name. In front of it,
 ``records.RecordStream`` hands on whole records as soon as they are complete and replaces
 rows over the size limit, which pyarrow cannot skip. Blank lines are not rows.
 """
@@ -51,11 +52,13 @@ class CsvReader:
         self.ids = RowIds(first)
         names = self._header() if header else list(options.columns or ())
         self.columns = tuple(names)
+        self.records.width = len(names)
         self.parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=self._invalid)
-        self.convert = pacsv.ConvertOptions(
+        self.convert = pacsv.ConvertOptions(  # text, and an empty cell (quoted or not) is missing
             column_types=dict.fromkeys(names, pa.string()),
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
             check_utf8=False,
         )
         self.reader: pacsv.CSVStreamingReader | None = None
@@ -109,7 +112,7 @@ class CsvReader:
         if not text.strip(" \t\r\n"):
             self.ids.blank(row.number - self.offset)
             return "skip"
-        why = self.records.long_row_message(text) or (
+        why = self.records.marker_message(text) or (
             f"{row.actual_columns} fields where {row.expected_columns} are expected"
         )
         self.ids.unreadable(row.number - self.offset, why)
@@ -144,7 +147,7 @@ class CsvReader:
             rows, unreadable = self.ids.take(batch.num_rows)
             columns = list(batch.columns)
             self._check_utf8(columns, rows)
-            if self.records.long_rows:
+            if self.records.set_apart:
                 columns, rows, unreadable = self._markers(columns, rows, unreadable)
             yield RawBatch(columns, rows, unreadable)
         rest = self.ids.rest()
@@ -160,6 +163,8 @@ class CsvReader:
                 column.validate(full=True)
             except pa.ArrowInvalid:
                 for i, value in enumerate(column.cast(pa.binary()).to_pylist()):
+                    if value is None:
+                        continue
                     try:
                         value.decode("utf-8")
                     except UnicodeDecodeError as err:
@@ -175,11 +180,11 @@ class CsvReader:
     ) -> tuple[list[pa.Array], np.ndarray, list[tuple[int, str]]]:
         """A two-column file reads a marker row (a row over the limit) as a row: set apart."""
         first = columns[0].to_pylist()
-        marked = np.array([v.startswith(MARKER) for v in first], dtype=bool)
+        marked = np.array([v is not None and v.startswith(MARKER) for v in first], dtype=bool)
         if not marked.any():
             return columns, rows, unreadable
         for i in np.flatnonzero(marked):
-            why = self.records.long_row_message(first[i])
+            why = self.records.marker_message(first[i])
             assert why is not None
             unreadable.append((int(rows[i]), why))
         keep = pa.array(~marked)

@@ -1,7 +1,10 @@
 """In-memory input (SPEC section 6): a pandas DataFrame or an Arrow table.
 
-A DataFrame is turned into Arrow once (``pyarrow.Table.from_pandas``; an object column
-of mixed values becomes text); the table's batches are the input. Row ids are the
+A DataFrame is turned into Arrow once (``pyarrow.Table.from_pandas``); the table's batches
+are the input, typed by their Arrow types. An object column of mixed values (``[2, 10, 3,
+'abc']``), which Arrow has no type for, is read as the text of each value (numbers as
+their exact shortest text) and given the kind most of its present values have, as a CSV
+column is: a stray word is a bad row, a null marker missing. Row ids are the
 positions of the rows (0-based, the index is ignored), or the values of ``row_col``
 (the Spark workers pass the row ids of the whole input that way).
 """
@@ -9,6 +12,7 @@ positions of the rows (0-based, the index is ignored), or the values of ``row_co
 from __future__ import annotations
 
 from collections.abc import Iterator
+from numbers import Integral
 
 import numpy as np
 import pyarrow as pa
@@ -18,12 +22,13 @@ from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.options import InputOptions
 
 
-def as_table(data: object) -> pa.Table:
-    """A DataFrame, Table or RecordBatch as an Arrow table."""
+def as_table(data: object) -> tuple[pa.Table, frozenset[str]]:
+    """A DataFrame, Table or RecordBatch as an Arrow table, and the columns made text
+    because their values are of mixed types (see the module)."""
     if isinstance(data, pa.Table):
-        return data
+        return data, frozenset()
     if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
+        return pa.Table.from_batches([data]), frozenset()
     import pandas as pd
 
     if not isinstance(data, pd.DataFrame):
@@ -31,15 +36,36 @@ def as_table(data: object) -> pa.Table:
             f"cannot read a {type(data).__name__}: give a path, a pandas DataFrame or an Arrow table"
         )
     try:
-        return pa.Table.from_pandas(data, preserve_index=False)
+        return pa.Table.from_pandas(data, preserve_index=False), frozenset()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        fixed = data.copy()
-        for name in fixed.columns:
-            try:
-                pa.array(fixed[name], from_pandas=True)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-                fixed[name] = fixed[name].map(lambda v: None if v is None or v != v else str(v))
-        return pa.Table.from_pandas(fixed, preserve_index=False)
+        pass
+    fixed = data.copy()
+    mixed = []
+    for name in fixed.columns:
+        try:
+            pa.array(fixed[name], from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            fixed[name] = pd.Series([_text(v) for v in fixed[name]], dtype=object, index=fixed.index)
+            mixed.append(str(name))
+    return pa.Table.from_pandas(fixed, preserve_index=False), frozenset(mixed)
+
+
+def _text(value: object) -> str | None:
+    """A value of a mixed column as the text the CSV typing reads: exact."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) or type(value).__name__.startswith("float"):
+        return repr(float(value))  # type: ignore[arg-type]
+    if isinstance(value, Integral):
+        return str(int(value))
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    isoformat = getattr(value, "isoformat", None)
+    return isoformat() if callable(isoformat) else str(value)
 
 
 class FrameReader:
@@ -47,7 +73,7 @@ class FrameReader:
     streaming = False
 
     def __init__(self, data: object, options: InputOptions) -> None:
-        table = as_table(data)
+        table, self.text_columns = as_table(data)
         names = [str(n) for n in table.column_names]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})

@@ -1,15 +1,21 @@
 """JSON lines input: one JSON object per line (files, compressed files, standard input).
 
 The field names and types come from a sample at the start (the first ``SAMPLE_ROWS``
-lines; on a pipe the first line): an integer field is int64, a number field float64, a
-boolean bool, anything else text; a field first seen later is left out. Blocks of whole
-lines are read with ``pyarrow.json.read_json`` under that schema. A block it refuses (a
-line that is not JSON, a value of another type) is read line by line with Python's
-``json`` instead, its values as exact text, and typed like CSV: a line that is not a JSON
-object, or a value that contradicts its field's kind, is a bad row. Row ids count the
-non-blank lines. A float is read by pyarrow as a 64-bit float: a time with more than 15
-significant digits (epoch nanoseconds in seconds) should be an integer in a finer
-``--time-unit``, or text.
+lines; on a pipe the first line), by the JSON types of the field's values there (nulls
+left out): only integers -> int64, integers and fractions -> float64, only booleans ->
+bool, only strings -> text (a JSON string is text, as in Parquet or a DataFrame), objects
+or arrays -> a nested value (printed, never compared). A field of mixed types (numbers and
+a string ``"n/a"``), or with no value in the sample, is read as text and given the kind
+most of its present values have, as a CSV column is: a null marker among numbers is
+missing and a stray word a bad row. A field first seen after the sample is left out.
+
+Blocks of whole lines are read with ``pyarrow.json.read_json`` under that schema. A block
+it refuses (a line that is not JSON, a value of another type) is read line by line with
+Python's ``json`` instead, its values as exact text (numbers as written), and typed like
+CSV: a line that is not a JSON object, or a value that contradicts its field's kind, is a
+bad row. Row ids count the non-blank lines. A float is read by pyarrow as a 64-bit float: a
+time with more than 15 significant digits (epoch nanoseconds in seconds) should be an
+integer in a finer ``--time-unit``, or text.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ class JsonlReader:
         self.next_row = split[2] if split else 0
         self.limit = options.row_limit
         self._held: list[bytes] = []  # blocks read for the sample, not yet handed on
+        self.failure: InputError | None = None  # a failed read, raised after the lines before it
+        self.text_columns: frozenset[str] = frozenset()  # read as text, kinds by their values
         if split is not None and options.columns:  # a part: the fields and kinds the whole file has
             kinds = dict(options.schema)
             names = options.columns or ()
@@ -57,16 +65,23 @@ class JsonlReader:
         else:
             self.schema = self._sample(1 if self.streaming else SAMPLE_ROWS)
         self.columns = tuple(self.schema.names)
+        # pyarrow reads the nested fields by its own inference (their values are only printed)
+        self.parse_schema = pa.schema([f for f in self.schema if f.type != NESTED])
 
     def _block(self) -> bytes | None:
-        """The next whole lines (None at the end)."""
+        """The next whole lines (None at the end). A read that fails (a truncated ``.gz``)
+        ends the input there: the line it cut is no row, and the error waits in ``failure``
+        until the lines before it are handed on."""
         while True:
+            if self.failure is not None:
+                return None
             try:
                 data = self._read(READ_BYTES)
             except (EOFError, OSError) as err:
-                raise InputError(
-                    f"the compressed input is truncated or corrupt ({err})", filename=self.name
-                ) from None
+                why = f"the compressed input is truncated or corrupt ({err})"
+                self.failure = InputError(why, filename=self.name)
+                self.tail = b""
+                return None
             if not data:
                 if self.eof:
                     return None
@@ -109,22 +124,28 @@ class JsonlReader:
                 if seen >= rows:
                     break
         if not types:
+            if self.failure is not None:
+                raise self.failure
             if not self._held:
                 raise InputError("the input is empty (no JSON lines)", filename=self.name)
             raise InputError("no JSON object in the first lines", filename=self.name)
-        return pa.schema([(name, _arrow_type(found - {type(None)})) for name, found in types.items()])
+        fields = [(name, _arrow_type(found - {type(None)})) for name, found in types.items()]
+        self.text_columns = frozenset(name for name, type_ in fields if type_ is None)
+        return pa.schema([(name, pa.string() if type_ is None else type_) for name, type_ in fields])
 
     def batches(self) -> Iterator[RawBatch]:
         while True:
             block = self._held.pop(0) if self._held else self._block()
             if block is None:
+                if self.failure is not None:
+                    raise self.failure
                 return
             try:
                 table = pajson.read_json(
                     io.BytesIO(block),
                     read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
                     parse_options=pajson.ParseOptions(
-                        explicit_schema=self.schema, unexpected_field_behavior="ignore"
+                        explicit_schema=self.parse_schema, unexpected_field_behavior="infer"
                     ),
                 )
             except pa.ArrowInvalid:
@@ -135,7 +156,13 @@ class JsonlReader:
                 continue
             rows = np.arange(self.next_row, self.next_row + n, dtype=np.int64)
             self.next_row += n
-            yield RawBatch([plain(table.column(c)) for c in self.columns], rows)
+            yield RawBatch([self._column(table, c) for c in self.columns], rows)
+
+    def _column(self, table: pa.Table, name: str) -> pa.Array:
+        """A field of a block (a nested field absent from the whole block: nulls)."""
+        if name not in table.column_names:
+            return pa.nulls(table.num_rows, pa.string())
+        return plain(table.column(name))
 
     def _line_by_line(self, block: bytes) -> Iterator[RawBatch]:
         """A block pyarrow refused: every value as exact text, bad lines set apart."""
@@ -168,19 +195,24 @@ class JsonlReader:
         self.input.close()
 
 
-_ARROW = {Kind.INT: pa.int64(), Kind.FLOAT: pa.float64(), Kind.BOOL: pa.bool_(), Kind.UNKNOWN: pa.null()}
+NESTED = pa.struct([])  # the declared type of a field of objects or arrays (kind ``other``)
+_ARROW = {Kind.INT: pa.int64(), Kind.FLOAT: pa.float64(), Kind.BOOL: pa.bool_(), Kind.OTHER: NESTED}
 
 
-def _arrow_type(found: set[type]) -> pa.DataType:
-    if not found:  # always null in the sample: no kind known, as for an empty CSV column
-        return pa.null()
+def _arrow_type(found: set[type]) -> pa.DataType | None:
+    """A field's type by the JSON types of its values; None: mixed or none (read as text,
+    its kind decided by its values as a CSV column's is)."""
     if found == {bool}:
         return pa.bool_()
     if found == {int}:
         return pa.int64()
     if found and found <= {int, float}:
         return pa.float64()
-    return pa.string()
+    if found == {str}:
+        return pa.string()
+    if found and found <= {dict, list}:
+        return NESTED
+    return None
 
 
 def _text(value: object) -> str | None:

@@ -41,6 +41,7 @@ _CMP = {
 }
 _ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
 _UNSURE = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
+_VECTORISED = (pa.int64(), pa.float64(), pa.bool_(), pa.string())  # the types computed here exactly
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +152,13 @@ class _Frame:
         if attr == schema.time_col:
             return _units(pa.array(self.ts), schema.time_unit)
         column = self.columns[attr]
-        if schema.kind(attr) is Kind.TIME:
+        kind = schema.kind(attr)
+        if kind.timed:
             return _units(column, schema.time_unit)
+        if kind is Kind.DECIMAL or column.type not in _VECTORISED:
+            # exact decimals, uint64 beyond int64, a pipe's column not decided yet: the
+            # compiled condition decides every row
+            return pa.nulls(self.size, pa.float64()), _all(self)
         return column, None
 
 

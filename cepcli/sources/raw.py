@@ -10,6 +10,7 @@ import io
 import os
 import stat
 import sys
+import zlib
 from typing import IO
 
 import pyarrow as pa
@@ -18,6 +19,10 @@ from cepcli.errors import InputError
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd", b"\x04\x22\x4d\x18": "lz4"}
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4", ".br": "brotli"}
+
+
+_PIECE = 1 << 16  # the most one read of a pyarrow decompressor asks for (see _Salvaged)
+_MOST = 1 << 20  # the most one read of Python's asks for (it gives what one step makes)
 
 
 class _Read1(io.RawIOBase):
@@ -34,6 +39,67 @@ class _Read1(io.RawIOBase):
         data = self._read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
+
+
+class _Salvaged(io.RawIOBase):
+    """A decompressed stream that hands on every byte decompressed before a failure (a
+    truncated or corrupt input): a read that fails after some bytes returns them, and the
+    next read raises the failure (corrupt deflate data as ``gzip.BadGzipFile``, an
+    ``OSError`` as the other failures are, where ``zlib.error`` is none). Python's
+    ``GzipFile.read`` and ``BZ2File.read`` drop what a failing read had gathered (up to a
+    whole read), so reads are gathered here from their ``read1``; pyarrow's decompressors
+    (``piece``) are read a piece at a time, as a failing read loses what it would have
+    returned."""
+
+    def __init__(self, stream: IO[bytes], piece: int | None) -> None:
+        self.stream = stream
+        self.piece = piece
+        self._read1 = getattr(stream, "read1", stream.read)
+        self.failure: Exception | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        """``size`` bytes (all with -1), fewer only at the end of the input or before a
+        failure."""
+        left = sys.maxsize if size is None or size < 0 else size
+        pieces: list[bytes] = []
+        while left > 0:
+            piece = self._call(min(left, self.piece or _MOST), gathered=bool(pieces))
+            if not piece:
+                break
+            pieces.append(piece)
+            left -= len(piece)
+        return b"".join(pieces)
+
+    def read1(self, size: int = -1) -> bytes:
+        """What one read of the decompressor gives (a pipe: what has arrived)."""
+        if self.piece is not None:  # pyarrow's reads wait for ``size`` bytes anyway
+            return self.read(size)
+        return self._call(size if size >= 0 else io.DEFAULT_BUFFER_SIZE, gathered=False)
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def _call(self, size: int, gathered: bool) -> bytes:
+        """One read of the decompressor; a failure after bytes ``gathered`` waits for the
+        next read."""
+        if self.failure is not None:
+            held, self.failure = self.failure, None
+            raise held
+        try:
+            return bytes(self._read1(size))
+        except zlib.error as err:
+            failure: Exception = gzip.BadGzipFile(str(err))
+        except (EOFError, OSError) as err:
+            failure = err
+        if not gathered:
+            raise failure
+        self.failure = failure
+        return b""
 
 
 def open_input(path: str, name: str, stdin: IO[bytes] | None) -> tuple[IO[bytes], int | None, bool]:
@@ -63,12 +129,12 @@ def decompressed(raw: IO[bytes], path: str, streaming: bool) -> IO[bytes]:
     how = next((v for k, v in _MAGIC.items() if head.startswith(k)), how)
     source: IO[bytes] = _Read1(raw) if streaming else raw  # type: ignore[assignment]
     if how == "gzip":
-        return gzip.GzipFile(fileobj=source)  # type: ignore[return-value]
+        return _Salvaged(gzip.GzipFile(fileobj=source), None)  # type: ignore[arg-type, return-value]
     if how == "bz2":
-        return bz2.BZ2File(source)
+        return _Salvaged(bz2.BZ2File(source), None)  # type: ignore[return-value]
     if how is not None:
         stream: IO[bytes] = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), how)
-        return stream
+        return _Salvaged(stream, _PIECE)  # type: ignore[return-value]
     return raw
 
 

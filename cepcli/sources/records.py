@@ -25,6 +25,7 @@ limit right there might be cut in the wrong place.
 
 from __future__ import annotations
 
+import csv
 import io
 from typing import IO
 
@@ -52,7 +53,8 @@ class RecordStream(io.RawIOBase):
         self.tail = b""  # the unfinished last record, held back (it starts a record)
         self.out = b""  # whole records not yet handed on
         self.eof = False
-        self.long_rows: list[int] = []  # sizes of the rows replaced by markers, by marker number
+        self.set_apart: list[str] = []  # why each row replaced by a marker is bad, by marker number
+        self.width: int | None = None  # fields a row has (known once the header is read)
         self.header_done = not header  # the first record is a header (over the limit: an error)
         self.failure: InputError | None = None  # a failed read, raised after the records before it
 
@@ -88,6 +90,8 @@ class RecordStream(io.RawIOBase):
         if not data:
             self.eof = True
             out, self.tail = self.tail, b""
+            if self.failure is not None:  # the input was cut inside this record: no row
+                return b""
             return self._checked(out, final=True)
         buf = self.tail + data if self.tail else data
         cut = last_record_end(buf, False, exact=self.streaming)
@@ -100,7 +104,9 @@ class RecordStream(io.RawIOBase):
     def _raw_read(self) -> bytes:
         """The next bytes. A read that fails (a truncated ``.gz``) ends the stream here, and
         the error waits in ``failure``: pyarrow reads a block ahead, so raising now would
-        lose the records before it; the reader raises it after the last whole record."""
+        lose the records before it; the reader raises it after the last whole record. The
+        record the failure cut is dropped, never parsed as a row (``raw.decompressed`` hands
+        on every byte before the failure, so the records before it are all whole)."""
         if self.failure is not None:
             return b""
         try:
@@ -118,8 +124,39 @@ class RecordStream(io.RawIOBase):
         if out:
             if len(out) > self.limit:
                 out = self._replace_long(out, final)
+            out = self._replace_ragged_bytes(out)
             self.header_done = True
         return out
+
+    def _replace_ragged_bytes(self, out: bytes) -> bytes:
+        """A row with the wrong number of fields that holds bytes that are not UTF-8 is
+        replaced by a marker: pyarrow fails on it before its handler of such rows is called.
+        (A row of the right width with such bytes is read, and named by the reader as an
+        error of the input.)"""
+        try:
+            out.decode("utf-8")
+            return out
+        except UnicodeDecodeError:
+            pass
+        arr = np.frombuffer(out, dtype=np.uint8)
+        ends = record_ends(arr, True)
+        if not len(ends) or ends[-1] != len(out):
+            ends = np.append(ends, len(out))
+        starts = np.concatenate(([0], ends[:-1]))
+        pieces, at = [], 0
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            record = out[start:end]
+            if start == 0 and not self.header_done:  # the header (named by the reader if bad)
+                self.width = _fields(record)
+                continue
+            if self.width is None or _is_utf8(record):
+                continue
+            fields = _fields(record)
+            if fields != self.width:
+                pieces += [out[at:start], self._marker(f"{fields} fields where {self.width} are expected")]
+                at = end
+        pieces.append(out[at:])
+        return b"".join(pieces)
 
     def _replace_long(self, out: bytes, final: bool) -> bytes:
         arr = np.frombuffer(out, dtype=np.uint8)
@@ -139,7 +176,7 @@ class RecordStream(io.RawIOBase):
         pieces, at = [], 0
         for i in long:
             start, end = int(starts[i]), int(ends[i])
-            pieces += [out[at:start], self._marker(end - start, header=start == 0 and not self.header_done)]
+            pieces += [out[at:start], self._long(end - start, header=start == 0 and not self.header_done)]
             at = end
         pieces.append(out[at:])
         return b"".join(pieces)
@@ -160,6 +197,8 @@ class RecordStream(io.RawIOBase):
                 break
             size += judged
             if self.eof:
+                if self.failure is not None:  # the input was cut inside this record: no row
+                    return b""
                 if inside_after:
                     raise InputError(
                         "a quoted field is not closed (at the end of the input)", filename=self.name
@@ -172,26 +211,41 @@ class RecordStream(io.RawIOBase):
             if not more:
                 self.eof = True
             arr = np.concatenate((arr[judged:], np.frombuffer(more, dtype=np.uint8)))
-        return self._marker(size, header)
+        return self._long(size, header)
 
-    def _marker(self, size: int, header: bool) -> bytes:
+    def _long(self, size: int, header: bool) -> bytes:
         if header:
             raise InputError(
                 f"the header row is {size} bytes long (the limit is {self.limit} bytes, see --max-row-bytes)",
                 filename=self.name,
             )
-        self.long_rows.append(size)
-        return f"{MARKER}{len(self.long_rows) - 1},\x00\n".encode()
+        return self._marker(
+            f"the row is {size} bytes long (the limit is {self.limit} bytes, see --max-row-bytes)"
+        )
 
-    def long_row_message(self, text: str) -> str | None:
+    def _marker(self, why: str) -> bytes:
+        """A two-field row that stands for a row set apart as bad, for ``why``."""
+        self.set_apart.append(why)
+        return f"{MARKER}{len(self.set_apart) - 1},\x00\n".encode()
+
+    def marker_message(self, text: str) -> str | None:
         """The bad-row message for a marker row's text (None: not a marker)."""
         if not text.startswith(MARKER):
             return None
-        number = int(text[len(MARKER) :].split(",", 1)[0])
-        return (
-            f"the row is {self.long_rows[number]} bytes long (the limit is {self.limit} bytes,"
-            " see --max-row-bytes)"
-        )
+        return self.set_apart[int(text[len(MARKER) :].split(",", 1)[0])]
+
+
+def _fields(record: bytes) -> int:
+    """How many fields a record has (its bytes read as UTF-8, bad ones replaced)."""
+    return len(next(csv.reader(io.StringIO(record.decode("utf-8", "replace"))), []))
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def last_record_end(buf: bytes, final: bool, exact: bool = True) -> int:

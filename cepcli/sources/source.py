@@ -23,11 +23,20 @@ from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch, Reader
-from cepcli.sources.kinds import DEFAULT_NULLS, SAMPLE_ROWS, infer_kind, kind_of_type
+from cepcli.sources.kinds import (
+    DEFAULT_NULLS,
+    SAMPLE_ROWS,
+    infer_kind,
+    kind_of_type,
+    missing,
+    present_text,
+)
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.times import TimeSpec, decide, looks_compact
 from cepcli.sources.typed import Plan, TypedBatch, time_shown, type_batch
+
+ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
 
 
 def open_reader(options: InputOptions, data: object = None, stdin: IO[bytes] | None = None) -> Reader:
@@ -75,6 +84,7 @@ class Source:
         self._buffer: list[RawBatch] = []  # read, not yet replayed
         self._batches = self.reader.batches()
         self._exhausted = False
+        self._failure: InputError | None = None  # the read failed here: raised after the rows before
         self._schema: Schema | None = None
         self._time: TimeSpec | None = None
         self.sample = ""  # where the kinds came from, for messages
@@ -86,7 +96,10 @@ class Source:
         """Read batches until ``rows`` rows are kept (or the input ends); the rows kept."""
         have = sum(len(b) for b in self._buffer)
         while have < rows and not self._exhausted:
-            batch = next(self._batches, None)
+            try:
+                batch = next(self._batches, None)
+            except InputError as err:  # a truncated file: its whole rows first, then this
+                self._failure, batch = err, None
             if batch is None:
                 self._exhausted = True
                 break
@@ -99,6 +112,12 @@ class Source:
             return self._schema
         options, reader = self.options, self.reader
         columns = reader.columns
+        if ROW_ID in columns:
+            raise InputError(
+                f"the input has a column named {ROW_ID!r}, the name cepcli's output gives each event's row"
+                " id: rename it",
+                filename=self.name,
+            )
         for role, col in (("type", options.type_col), ("time", options.time_col)):
             if col not in columns:
                 flag = "--type-col" if role == "type" else "--time-col"
@@ -121,19 +140,28 @@ class Source:
         )
         sample = self._sample_columns(wanted)
         nulls = pa.array(self.nulls, pa.string())
+        markers = pa.array([n for n in self.nulls if n], pa.string())
+        by_values: frozenset[str] = getattr(reader, "text_columns", frozenset())  # typed: mixed columns
+        declared = getattr(reader, "schema", None)
         kinds = []
         for name, values in zip(columns, sample, strict=True):
             if name in given:
                 kinds.append(given[name])
             elif name == options.type_col:
                 kinds.append(Kind.STR)
-            elif reader.text:
+            elif reader.text or name in by_values:
                 kinds.append(infer_kind(values, nulls))
-            else:  # the reader's types (JSON lines: its sample's, also if its first block was read as text)
-                declared = getattr(reader, "schema", None)
+            else:  # the reader's types (JSON lines: its sample's)
                 kinds.append(kind_of_type(declared.field(name).type if declared is not None else values.type))
+                if kinds[-1] is Kind.STR and pa.types.is_string(values.type):
+                    # markers only (an empty string of a typed format is a value): no kind
+                    kinds[-1] = Kind.STR if len(present_text(values, markers)) else Kind.UNKNOWN
+            if reader.streaming and kinds[-1] is Kind.UNKNOWN:
+                kinds[-1] = Kind.PENDING  # no value in the pipe's first row: its first value decides
         time_values = sample[columns.index(options.time_col)]
         spec = decide(time_values, nulls, options.unit, options.time_format)
+        if reader.streaming and _all_missing(time_values, nulls):
+            spec = TimeSpec("pending", options.unit, options.time_format)  # its first time decides
         if (
             spec.how in ("number", "iso")
             and pa.types.is_string(time_values.type)
@@ -151,7 +179,14 @@ class Source:
                     f" %Y%m%d%H%M{'%S' if len(compact) == 14 else ''} to read them as dates"
                     " (or --time-unit s to keep seconds)"
                 )
-        self._schema = Schema(tuple(columns), tuple(kinds), options.type_col, options.time_col, options.unit)
+        self._schema = Schema(
+            tuple(columns),
+            tuple(kinds),
+            options.type_col,
+            options.time_col,
+            options.unit,
+            frozenset(self.nulls),
+        )
         return self._schema
 
     def looks_numeric(self, column: str) -> bool:
@@ -193,7 +228,7 @@ class Source:
         assert self._time is not None
         return Plan(
             schema,
-            list(schema.kinds),
+            list(schema.current_kinds()),
             typed,
             self._time,
             pa.array(self.nulls, pa.string()),
@@ -201,7 +236,6 @@ class Source:
             self.reader.text,
             self.reader.streaming,
             self.sample,
-            [],
         )
 
     # --- frequencies ---------------------------------------------------------------------------
@@ -219,7 +253,7 @@ class Source:
         try:
             for raw in self._buffer:
                 for batch in _pieces(raw, self.options.chunk_rows):
-                    kept, _ = check.batch(type_batch(batch, plan), batch.unreadable)
+                    kept, _ = check.batch(type_batch(batch, plan, self.name), batch.unreadable)
                     masks, _ = prefilter.masks(kept.types, _columns(kept, plan), kept.ts, _events_at(kept))
                     rows += len(kept.rows)
                     for bit in counts:
@@ -244,6 +278,8 @@ class Source:
         if not self._exhausted:
             yield from self._batches
             self._exhausted = True
+        if self._failure is not None:
+            raise self._failure
 
     def kept(
         self,
@@ -267,14 +303,14 @@ class Source:
                 return
             for piece in _pieces(raw, self.options.chunk_rows):
                 started = time.perf_counter()
-                kept, error = check.batch(type_batch(piece, plan), piece.unreadable)
+                kept, error = check.batch(type_batch(piece, plan, self.name), piece.unreadable)
                 stats.events += len(kept.rows)
                 masks, evaluations = prefilter.masks(
                     kept.types, _columns(kept, plan), kept.ts, _events_at(kept)
                 )
                 stats.prefilter_evaluations += evaluations
                 stats.input_seconds += time.perf_counter() - started
-                for message in plan.widened:
+                for message in plan.warnings:
                     stats.warn(message)
                 yield kept, masks, error
                 if error is not None:
@@ -284,26 +320,40 @@ class Source:
 
     def events(self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]) -> Iterator[Event]:
         """The events some variable can use, in stream order (with ``--sort``, sorted by
-        time, stably). Columns in ``typed`` hold typed values."""
+        time, stably). Columns in ``typed`` hold typed values. An error of the input (a bad
+        row under ``fail``, a truncated file) comes after the events of the rows before it:
+        with ``--sort``, after those rows, sorted, are handed on."""
+        if not self.options.sort:
+            for kept, masks, error in self.kept(prefilter, stats, typed):
+                yield from self._made(kept, masks, stats)
+                if error is not None:
+                    raise error
+            return
         held: list[Event] = []
-        sort = self.options.sort
-        for kept, masks, error in self.kept(prefilter, stats, typed):
-            started = time.perf_counter()
-            events = _events_at(kept)(np.flatnonzero(masks), masks)
-            if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
-                events.append(_tick(kept))
-            stats.input_seconds += time.perf_counter() - started
-            if sort:
-                held.extend(events)
-            else:
-                yield from events
-            if error is not None:
-                raise error
-        if sort:
-            started = time.perf_counter()
-            held.sort(key=lambda e: (e.ts, e.row))
-            stats.input_seconds += time.perf_counter() - started
-            yield from held
+        failure: InputError | None = None
+        try:
+            for kept, masks, error in self.kept(prefilter, stats, typed):
+                held.extend(self._made(kept, masks, stats))
+                if error is not None:
+                    raise error
+        except InputError as err:
+            failure = err
+        started = time.perf_counter()
+        held.sort(key=lambda e: (e.ts, e.row))
+        stats.input_seconds += time.perf_counter() - started
+        yield from held
+        if failure is not None:
+            raise failure
+
+    @staticmethod
+    def _made(kept: TypedBatch, masks: np.ndarray, stats: Stats) -> list[Event]:
+        """The events of a piece's rows some variable can use (and a clock tick)."""
+        started = time.perf_counter()
+        events = _events_at(kept)(np.flatnonzero(masks), masks)
+        if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
+            events.append(_tick(kept))
+        stats.input_seconds += time.perf_counter() - started
+        return events
 
     @property
     def streaming(self) -> bool:
@@ -315,6 +365,13 @@ class Source:
 
     def close(self) -> None:
         self.reader.close()
+
+
+def _all_missing(values: pa.Array, nulls: pa.Array) -> bool:
+    """No present value (a pipe's first row with a missing time)."""
+    if not pa.types.is_string(values.type):
+        return bool(values.null_count == len(values))
+    return not pc.any(pc.invert(missing(values, nulls))).as_py()
 
 
 def _pieces(raw: RawBatch, size: int) -> Iterator[RawBatch]:
@@ -348,7 +405,7 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
         rows = batch.rows[positions].tolist()
         times = batch.ts[positions].tolist()
         types = batch.types.take(at).to_pylist()
-        columns = [c.take(at).to_pylist() for c in batch.columns]
+        columns = [batch.values(i, at) for i in range(len(batch.columns))]
         values = list(zip(*columns, strict=True)) if columns else [()] * len(rows)
         bits = masks[positions].tolist() if masks is not None else [0] * len(rows)
         return list(map(Event, rows, times, types, values, bits))

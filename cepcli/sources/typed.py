@@ -1,33 +1,59 @@
 """Typing a batch: timestamps to int64 nanoseconds, the columns the query reads to their
-kinds, and which rows are bad (SPEC section 1: a missing or unreadable time, a value that
-contradicts its column's kind).
+kinds, and which rows are bad (a missing or unreadable time, a value that contradicts its
+column's kind).
 
 Columns the query does not read keep what the reader gave (text for CSV) and are typed
 when a match is written; the time column keeps its text too (``Event.ts`` has its value),
 so a match shows the time as the input wrote it.
+
+On a pipe a column may not have a kind yet (``Kind.PENDING``: no present value so far);
+the first batch that holds a present value decides it from that value (and a pipe's time
+column likewise decides how times are read). Decisions go into the plan and into the
+schema's ``decided`` kinds, which the writers read.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
 from cepcli.sources.batches import RawBatch
-from cepcli.sources.kinds import FLOAT_SHAPE, describe, fits, type_native, type_text
-from cepcli.sources.times import TimeSpec, nanoseconds, time_problem
+from cepcli.sources.kinds import (
+    FLOAT_SHAPE,
+    KindMismatch,
+    describe,
+    fits,
+    infer_kind,
+    missing,
+    python_values,
+    type_native,
+    type_text,
+)
+from cepcli.sources.times import (
+    RANGE,
+    TimeSpec,
+    decide,
+    iso_text,
+    nanoseconds,
+    native_nanoseconds,
+    time_problem,
+)
 
-_TEXT = (Kind.STR, Kind.UNKNOWN)
+_LONG_INT = r"^\s*[+-]?\d{16,}\s*$"  # whole numbers a float64 may not hold exactly
 
 
 @dataclass(slots=True)
 class Plan:
-    """How the batches of one input are typed. ``kinds`` may widen on a stream (a column
-    of whole numbers meeting a fraction becomes float from there on)."""
+    """How the batches of one input are typed. ``kinds`` change on a stream: a column with
+    no value yet is decided by its first present value, and a column of whole numbers that
+    meets a fraction becomes float from there on."""
 
     schema: Schema
     kinds: list[Kind]
@@ -38,7 +64,9 @@ class Plan:
     text: bool
     streaming: bool
     sample: str  # where the kinds came from, for messages
-    widened: list[str]  # warnings about columns widened on a stream
+    warnings: list[str] = field(default_factory=list)  # said once each (the stats keep them)
+    origins: dict[int, str] = field(default_factory=dict)  # where a decided kind came from
+    warned: set[str] = field(default_factory=set)  # columns warned about
 
 
 @dataclass(slots=True)
@@ -53,6 +81,7 @@ class TypedBatch:
     time_text: pa.Array  # the time column as read, for messages
     bad: np.ndarray
     first_why: str | None = None  # why the first bad row is bad
+    decimals: frozenset[int] = frozenset()  # columns of decimal text: events hold ``Decimal``s
 
     def take(self, keep: np.ndarray) -> TypedBatch:
         """The rows where ``keep`` (a boolean mask) holds."""
@@ -64,54 +93,148 @@ class TypedBatch:
             [c.filter(mask) for c in self.columns],
             self.time_text.filter(mask),
             self.bad[keep],
+            None,
+            self.decimals,
         )
 
+    def values(self, i: int, at: pa.Array) -> list[object]:
+        """Column ``i``'s values at positions ``at`` as an event holds them."""
+        column = self.columns[i].take(at)
+        if i in self.decimals:
+            return decimals(column)
+        return python_values(column)
 
-def type_batch(raw: RawBatch, plan: Plan) -> TypedBatch:
+
+def decimals(text: pa.Array) -> list[object]:
+    """Decimal text (checked by its shape) as ``Decimal``s: exact, equal and hashed as the
+    numbers they are (``0.10`` is ``0.1``), printed as written."""
+    return [None if v is None else Decimal(v) for v in text.to_pylist()]
+
+
+def type_batch(raw: RawBatch, plan: Plan, name: str = "<input>") -> TypedBatch:
+    """One batch typed by ``plan``; ``name`` (the input's) for errors of the whole input."""
     schema = plan.schema
     columns = raw.columns
     text = plan.text if raw.text is None else raw.text
     time_at = schema.index(schema.time_col)
+    if plan.time.how == "pending":
+        _decide_time(columns[time_at], plan)
     ts, bad = nanoseconds(columns[time_at], plan.time, plan.nulls)
     why: dict[int, str] = {}
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         why[first] = time_problem(columns[time_at][first].as_py(), plan.time, schema.time_col, plan.null_set)
     typed: list[pa.Array] = []
-    for i, (name, column) in enumerate(zip(schema.columns, columns, strict=True)):
-        if not text and not (pa.types.is_string(column.type) and plan.kinds[i] not in _TEXT):
-            typed.append(type_native(column, plan.kinds[i]))
-        elif name == schema.time_col:
-            typed.append(column)
-        elif name in plan.typed or not text:
-            values, wrong = type_text(column, plan.kinds[i], plan.nulls)
-            if len(wrong) and plan.streaming and plan.kinds[i] is Kind.INT:
+    for i, (column_name, column) in enumerate(zip(schema.columns, columns, strict=True)):
+        if plan.kinds[i] is Kind.PENDING:
+            _decide(column, i, plan, raw)
+        kind = plan.kinds[i]
+        native = not text and not (pa.types.is_string(column.type) and kind is not Kind.STR)
+        if native:
+            try:
+                values, wrong = type_native(column, kind)
+            except KindMismatch:
+                raise InputError(
+                    f"column {column_name!r} is {column.type} here, which cannot be read as"
+                    f" {describe(kind)} (the column's kind, from {_origin(plan, i)})",
+                    filename=name,
+                ) from None
+        elif column_name == schema.time_col:
+            values, wrong = column, np.zeros(0, dtype=np.int64)
+        elif column_name in plan.typed or plan.streaming:
+            values, wrong = type_text(column, kind, plan.nulls)
+            if len(wrong) and plan.streaming and kind is Kind.INT:
                 values, wrong = _widen(column, i, wrong, plan, raw)
-            if len(wrong):
-                bad[wrong] = True
-                first = int(wrong[0])
-                why.setdefault(first, _contradiction(name, column[first].as_py(), plan, i))
-            typed.append(values)
+            if column_name not in plan.typed:
+                values, wrong = _unread(column, values, wrong)
+            elif plan.kinds[i] is Kind.FLOAT and column_name not in plan.warned:
+                _warn_inexact(column, i, plan, raw)
         else:
-            typed.append(column)
+            values, wrong = column, np.zeros(0, dtype=np.int64)
+        if len(wrong):
+            bad[wrong] = True
+            first = int(wrong[0])
+            why.setdefault(first, _contradiction(column_name, column[first], plan, i, native))
+        typed.append(values)
     types = columns[schema.index(schema.type_col)]
     if types.type != pa.string():
         types = pc.cast(
             types.dictionary_decode() if pa.types.is_dictionary(types.type) else types, pa.string()
         )
     first_why = why[min(why)] if why else None
-    text = columns[time_at]
-    return TypedBatch(raw.rows, ts, types, typed, text, bad, first_why)
+    text_decimals = frozenset(
+        i
+        for i, (k, c) in enumerate(zip(plan.kinds, typed, strict=True))
+        if k is Kind.DECIMAL and pa.types.is_string(c.type)
+    )
+    return TypedBatch(raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals)
 
 
-def _contradiction(name: str, value: object, plan: Plan, i: int) -> str:
+def _unread(column: pa.Array, values: pa.Array, wrong: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """A column the query does not read, typed on a pipe for its kind's sake: a value that
+    does not fit stays the text it was (not a bad row: only columns the query reads make
+    bad rows, as in a file)."""
+    if not len(wrong):
+        return values, wrong
+    return column, np.zeros(0, dtype=np.int64)
+
+
+def _decide(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
+    """A pipe's column without a kind takes the kind of its first present value."""
+    if pa.types.is_null(column.type):
+        return
+    if not pa.types.is_string(column.type):  # a typed format: its type says
+        from cepcli.sources.kinds import kind_of_type
+
+        kind = kind_of_type(column.type)
+        at = 0
+    else:
+        present = np.flatnonzero(~np.asarray(missing(column, plan.nulls).to_numpy(zero_copy_only=False)))
+        if not len(present):
+            return
+        at = int(present[0])
+        kind = infer_kind(column.slice(at, 1), plan.nulls)
+        if kind is Kind.TIME:  # conditions are compiled before it arrives: read as text
+            kind = Kind.STR
+            name = plan.schema.columns[i]
+            plan.warnings.append(
+                f"column {name!r} had no value in the pipe's first row, and its first value"
+                f" {column[at].as_py()!r} (row {int(raw.rows[at])}) is a date-time: it is read as text"
+                f" (give --schema {name}:time to read it as a time)"
+            )
+    plan.kinds[i] = kind
+    plan.schema.decided[i] = kind
+    plan.origins[i] = f"its first value, row {int(raw.rows[at])} (on a pipe, a column's first value)"
+
+
+def _decide_time(column: pa.Array, plan: Plan) -> None:
+    """A pipe whose time column had no value in its first row: its first present time
+    decides how times are read (a number, or ISO-8601)."""
+    if pa.types.is_string(column.type) and not pc.any(pc.invert(missing(column, plan.nulls))).as_py():
+        return
+    plan.time = decide(column, plan.nulls, plan.time.unit, plan.time.format)
+
+
+def _origin(plan: Plan, i: int) -> str:
+    return plan.origins.get(i, plan.sample)
+
+
+def _contradiction(name: str, scalar: pa.Scalar, plan: Plan, i: int, native: bool) -> str:
     """Why a value is bad, and the fix: the kind the column would need."""
     kind = plan.kinds[i]
+    value = time_shown(scalar)
+    if native and kind.timed:
+        return f"column {name!r} holds {value!r}, which is out of range: times must lie {RANGE}"
     number = isinstance(value, str) and re.match(FLOAT_SHAPE, value) is not None
-    wider, what = ("float", "a number") if kind is Kind.INT and number else ("str", "text")
+    if kind is Kind.INT and number and re.match(r"^\s*[+-]?\d+\s*$", str(value)):
+        wider, what = "decimal", "an exact number"  # a whole number beyond int64
+    elif kind is Kind.INT and (number or isinstance(value, float)):
+        wider, what = "float", "a number"
+    else:
+        wider, what = "str", "text"
     return (
         f"column {name!r} holds {value!r}, which is not {describe(kind)} (the column's kind, read"
-        f" from {plan.sample}; to read it as {what}, give --schema {name}:{wider})"
+        f" from {_origin(plan, i)}; to read it as {what}, give --schema {name}:{wider})"
     )
 
 
@@ -124,16 +247,39 @@ def _widen(
     if not fits(present, Kind.FLOAT):
         return type_text(column, Kind.INT, plan.nulls)
     plan.kinds[i] = Kind.FLOAT
+    plan.schema.decided[i] = Kind.FLOAT
     name = plan.schema.columns[i]
-    plan.widened.append(
+    plan.warnings.append(
         f"column {name!r} holds fractions from row {int(raw.rows[int(wrong[0])])} on: read as float from"
         f" there (give --schema {name}:float to read it as float from the start)"
     )
     return type_text(column, Kind.FLOAT, plan.nulls)
 
 
+def _warn_inexact(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
+    """A float column of text whose whole numbers a float64 cannot hold exactly (beyond
+    2^53: ids, nanoseconds) is said once, with the first such value and the fix."""
+    long = pc.fill_null(pc.match_substring_regex(column, _LONG_INT), False)
+    for at in np.flatnonzero(np.asarray(long.to_numpy(zero_copy_only=False), dtype=bool)):
+        text = column[int(at)].as_py()
+        if Decimal(float(text)) != Decimal(text.strip()):
+            name = plan.schema.columns[i]
+            plan.warned.add(name)
+            plan.warnings.append(
+                f"column {name!r} holds whole numbers and fractions, so it is read as float, and"
+                f" {text.strip()} (row {int(raw.rows[int(at)])}) is not exactly a float: it compares and"
+                f" prints as {float(text)!r} (give --schema {name}:decimal to keep every value exact)"
+            )
+            return
+
+
 def time_shown(value: pa.Scalar) -> object:
-    """A time as read, for messages and reports: text and numbers as they are, a native
+    """A value as read, for messages and reports: text and numbers as they are, a native
     time (Parquet, Arrow, a DataFrame) as its ISO-like text, never a Python repr."""
+    if pa.types.is_timestamp(value.type) or pa.types.is_date(value.type):
+        ns = native_nanoseconds(pa.array([value], value.type))[0].as_py()
+        return None if ns is None else iso_text(ns)
+    if pa.types.is_duration(value.type):
+        return None if not value.is_valid else f"{value.value} {value.type.unit}"
     plain = value.as_py()
     return plain if plain is None or isinstance(plain, str | int | float) else str(plain)

@@ -34,12 +34,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from cepcli.engines import engine
 from cepcli.errors import CepError, InputError, LimitError, UsageError
-from cepcli.events import Event, Schema
+from cepcli.events import Event, Kind, Schema
 from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
@@ -549,7 +550,7 @@ def _evaluate(
             on_match("\n".join(pack))  # written as they are, at once
         else:
             for line in pack:
-                on_match(_match(json.loads(line), reading.schema))
+                on_match(_match(json.loads(line, parse_float=Decimal), reading.schema))
         written += len(pack)
         if options.max_matches is not None and written >= options.max_matches:
             stats.extra["stopped_at_max_matches"] = True
@@ -728,10 +729,20 @@ def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
 
 
 def _match(obj: dict[str, Any], schema: Schema) -> Match:
-    """A match back on the driver, for the local writers."""
+    """A match back on the driver, for the local writers: its JSON (fractions read as
+    ``Decimal``s) with each value as a local event holds it (a float, a decimal, a nested
+    value's JSON text)."""
+    kinds = schema.kinds
+
+    def value(v: Any, kind: Kind) -> Any:
+        if isinstance(v, Decimal) and kind is not Kind.DECIMAL:
+            return float(v)
+        if isinstance(v, dict | list):
+            return json.dumps(v, separators=(",", ":"))
+        return v
 
     def event(o: dict[str, Any]) -> Event:
-        values = [o.get(c) for c in schema.columns]
+        values = [value(o.get(c), k) for c, k in zip(schema.columns, kinds, strict=True)]
         return Event(int(o["_row"]), 0, str(o.get(schema.type_col)), values, 0)
 
     bindings = tuple(

@@ -23,10 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cepcli.errors import InputError
-from cepcli.events import Kind, Schema
+from cepcli.events import Schema
 from cepcli.job import Job, compile_text
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import ARROW_TYPES
+from cepcli.sources.kinds import ARROW_TYPES, as_text
 from cepcli.sources.options import InputOptions
 from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
@@ -49,12 +49,13 @@ class Reading:
 
 def ship_types(schema: Schema, native_time: bool) -> tuple[tuple[str, str], ...]:
     """The type each column travels in: its kind's type (a time column of text as it was
-    written, so matches show it as the local run does)."""
+    written, so matches show it as the local run does; times and durations as int64
+    nanoseconds; decimals as their exact text, nested values as their JSON text)."""
     out = []
     for name, kind in zip(schema.columns, schema.kinds, strict=True):
         if name == schema.time_col:
             out.append((name, "int64" if native_time else "string"))
-        elif kind is Kind.TIME:
+        elif kind.timed:
             out.append((name, "int64"))
         else:
             out.append((name, str(ARROW_TYPES.get(kind, pa.string()))))
@@ -123,11 +124,19 @@ def read_split(
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
     take = pa.array(at, pa.int64())
     columns = []
-    for column, (_, type_name) in zip(kept.columns, reading.ship, strict=True):
+    for column, (name, type_name) in zip(kept.columns, reading.ship, strict=True):
         values = column.take(take)
         want = _TYPES[type_name]
-        if values.type != want:
-            values = pc.cast(values, want)
+        if want == pa.string():
+            values = as_text(values)
+        elif values.type != want:
+            try:
+                values = pc.cast(values, want)
+            except pa.ArrowInvalid:  # uint64 beyond int64
+                raise InputError(
+                    f"column {name!r} holds integers beyond int64, which --spark cannot carry: run"
+                    " without --spark"
+                ) from None
         columns.append(values)
     columns += [pa.array(kept.rows[at]), pa.array(kept.ts[at]), pa.array(masks[at])]
     return pa.Table.from_arrays(columns, schema=target)

@@ -22,10 +22,11 @@ import pyarrow as pa
 
 from cepcli.engines import run_pattern
 from cepcli.errors import LimitError
-from cepcli.events import Event
+from cepcli.events import Event, Kind
 from cepcli.job import compile_text
 from cepcli.output import flat_row, match_line, variables
 from cepcli.runtime.stats import Stats, part_work
+from cepcli.sources.typed import decimals
 from cepcli.spark.reading import MASK, ROW, TS, Reading
 
 SHARD = "__cepcli_shard"
@@ -95,8 +96,11 @@ class _Cut(Exception):
 
 
 def _events(table: pa.Table, reading: Reading, cut: int | None) -> Iterator[Event]:
-    names = [name for name, _ in reading.ship]
-    columns = [table.column(n).to_pylist() for n in names]
+    kinds = reading.schema.kinds
+    columns = [
+        decimals(table.column(n).combine_chunks()) if kind is Kind.DECIMAL else table.column(n).to_pylist()
+        for (n, _), kind in zip(reading.ship, kinds, strict=True)
+    ]
     rows = table.column(ROW).to_pylist()
     times = table.column(TS).to_pylist()
     masks = table.column(MASK).to_pylist()
