@@ -699,3 +699,23 @@ def test_typed_values_print_as_locally(tmp_path: Path) -> None:
         assert local.returncode == spark.returncode == 0, spark.stderr
         assert local.stdout.count("\n") > 1 and spark.stderr == ""
         assert sorted(spark.stdout.splitlines()) == sorted(local.stdout.splitlines()), fmt
+
+
+def test_a_parquet_directory_whose_files_disagree_is_one_line(tmp_path: Path) -> None:
+    """The kinds come from the first file; a later file whose column has a type that kind
+    cannot read is an error of that file, named, not a worker's traceback."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pq.write_table(pa.table({"type": ["A", "B"], "ts": [1, 2], "x": [1, 2]}), folder / "a.parquet")
+    pq.write_table(
+        pa.table({"type": ["A", "B"], "ts": [3, 4], "x": [{"q": 1}, {"q": 2}]}), folder / "b.parquet"
+    )
+    query = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5"
+    done = _run(
+        [CEPCLI, "run", "-e", query, "-i", str(folder), "--spark", "--master", "local[2]", "-q"], timeout=300
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"cepcli: error: {folder / 'b.parquet'}: column 'x' is struct<q: int64> here, which cannot be read"
+        " as an integer (int64) (the column's kind, from the first 2 rows)"
+    ]
