@@ -149,20 +149,18 @@ def kind_of_type(type_: pa.DataType) -> Kind:
     return Kind.OTHER
 
 
+_TEXTS = (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)
+_BYTES = (
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_binary_view,
+    pa.types.is_fixed_size_binary,
+)
+
+
 def _texty(type_: pa.DataType) -> bool:
     """Text or bytes (bytes are read as UTF-8 text)."""
-    return any(
-        test(type_)
-        for test in (
-            pa.types.is_string,
-            pa.types.is_large_string,
-            pa.types.is_string_view,
-            pa.types.is_binary,
-            pa.types.is_large_binary,
-            pa.types.is_binary_view,
-            pa.types.is_fixed_size_binary,
-        )
-    )
+    return any(test(type_) for test in (*_TEXTS, *_BYTES))
 
 
 def missing(values: pa.Array, nulls: pa.Array) -> pa.Array:
@@ -389,15 +387,7 @@ def as_text(values: pa.Array) -> pa.Array:
         return pc.cast(values, pa.string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
-    if any(
-        test(type_)
-        for test in (
-            pa.types.is_binary,
-            pa.types.is_large_binary,
-            pa.types.is_binary_view,
-            pa.types.is_fixed_size_binary,
-        )
-    ):
+    if any(test(type_) for test in _BYTES):
         return pa.array(
             [None if b is None else b.decode("utf-8", "backslashreplace") for b in values.to_pylist()],
             pa.string(),
