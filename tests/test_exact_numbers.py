@@ -65,3 +65,27 @@ def test_decimal_text_prints_as_written_and_a_word_is_a_bad_row(tmp_path: Path) 
         f"cepcli: error: {path}: row 2: column 'p' holds 'abc', which is not a decimal number (the column's"
         " kind, read from the first 3 rows; to read it as text, give --schema p:str)"
     )
+
+
+def test_json_and_a_dataframe_say_it_too(tmp_path: Path) -> None:
+    """The same rule where the whole numbers and fractions are JSON numbers, or a DataFrame
+    object column (Arrow refuses to round them into a float column: read as text)."""
+    import pandas as pd
+
+    import cepcli
+
+    lines = [
+        f'{{"type":"{t}","ts":{i + 1},"id":{v}}}'
+        for i, (t, v) in enumerate(zip("ABAB", [BIG + 1, BIG, 0.5, 0.5], strict=True))
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    frame = pd.DataFrame(
+        {"type": list("ABAB"), "ts": [1, 2, 3, 4], "id": pd.Series([BIG + 1, BIG, 0.5, 0.5], dtype=object)}
+    )
+    for data in (str(path), frame):
+        found = cepcli.find(QUERY, data)
+        assert sorted((m["a"]["_row"], m["b"]["_row"]) for m in found) == [(0, 1), (2, 3)]
+        assert [w for w in found.stats.warnings if f"and {BIG + 1} (row 0) is not exactly a float" in w]
+        exact = cepcli.find(QUERY, data, schema={"id": "decimal"})
+        assert [(m["a"]["_row"], m["b"]["_row"]) for m in exact] == [(2, 3)]

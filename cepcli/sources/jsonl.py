@@ -7,7 +7,9 @@ bool, only strings -> text (a JSON string is text, as in Parquet or a DataFrame)
 or arrays -> a nested value (printed, never compared). A field of mixed types (numbers and
 a string ``"n/a"``), or with no value in the sample, is read as text and given the kind
 most of its present values have, as a CSV column is: a null marker among numbers is
-missing and a stray word a bad row. A field first seen after the sample is left out.
+missing and a stray word a bad row; so is a field whose whole numbers a float cannot hold
+(beyond 2^53: the typing then says which one). A field first seen after the sample is left
+out.
 
 Blocks of whole lines are read with ``pyarrow.json.read_json`` under that schema. A block
 it refuses (a line that is not JSON, a value of another type) is read line by line with
@@ -104,6 +106,7 @@ class JsonlReader:
     def _sample(self, rows: int) -> pa.Schema:
         """Field names and types from the first ``rows`` objects (see the module)."""
         types: dict[str, set[type]] = {}
+        inexact: set[str] = set()  # fields with a whole number a float cannot hold
         seen = 0
         while seen < rows:
             block = self._block()
@@ -121,6 +124,8 @@ class JsonlReader:
                 if isinstance(record, dict):
                     for key, value in record.items():
                         types.setdefault(str(key), set()).add(type(value))
+                        if type(value) is int and abs(value) > 2**53 and int(float(value)) != value:
+                            inexact.add(str(key))
                 if seen >= rows:
                     break
         if not types:
@@ -129,7 +134,10 @@ class JsonlReader:
             if not self._held:
                 raise InputError("the input is empty (no JSON lines)", filename=self.name)
             raise InputError("no JSON object in the first lines", filename=self.name)
-        fields = [(name, _arrow_type(found - {type(None)})) for name, found in types.items()]
+        fields = [
+            (name, None if name in inexact else _arrow_type(found - {type(None)}))
+            for name, found in types.items()
+        ]
         self.text_columns = frozenset(name for name, type_ in fields if type_ is None)
         return pa.schema([(name, pa.string() if type_ is None else type_) for name, type_ in fields])
 
