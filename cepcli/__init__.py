@@ -12,9 +12,6 @@ from typing import Any
 __version__ = "0.1.0.dev0"
 __all__ = ["Matches", "find"]
 
-ENGINE_NAMES = ("adaptive", "tree", "chain", "first-chance", "post-processing", "eager")
-DEFAULT_ENGINE = "adaptive"
-
 
 def __getattr__(name: str) -> Any:
     if name in __all__:

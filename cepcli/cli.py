@@ -16,18 +16,13 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from cepcli import DEFAULT_ENGINE, ENGINE_NAMES, __version__
+from cepcli import __version__
+from cepcli.clock import TIME_UNITS
+from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import CepError, EngineDisagreement, OutputError
+from cepcli.query.options import FORMATS, ON_BAD_ROW
 from cepcli.signals import WholeLines, exit_code
-from cepcli.sources.options import (
-    CHUNK_ROWS,
-    FORMATS,
-    MAX_ROW_BYTES,
-    ON_BAD_ROW,
-    TIME_UNITS,
-    InputOptions,
-    from_text,
-)
+from cepcli.sources.options import CHUNK_ROWS, MAX_ROW_BYTES, InputOptions, from_text
 
 if TYPE_CHECKING:
     from rich.console import Console

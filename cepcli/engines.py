@@ -3,24 +3,27 @@ every command shares: text -> Query -> Pattern -> automaton -> matches."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cepcli import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.automata.adaptive import build_adaptive
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import build_tree
+from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import EngineError
 from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.parser import parse_query
+from cepcli.runtime.adaptive import evaluate_adaptive
+from cepcli.runtime.chain import evaluate_chain
+from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
+from cepcli.runtime.tree import evaluate_tree
 
 __all__ = ["DEFAULT_ENGINE", "ENGINE_NAMES", "ENGINES", "Engine", "compile_pattern", "engine", "run_pattern"]
 
@@ -34,24 +37,6 @@ class Engine:
     build: Callable[[Pattern, tuple[str, ...]], Any]
     evaluate: Callable[[Any, Iterable[Event], Schema, Stats], Iterator[Match]]
     lazy: bool
-
-
-def _runtime(module: str, name: str) -> Callable[[Any, Iterable[Event], Schema, Stats], Iterator[Match]]:
-    """``cepcli.runtime.<module>.<name>``, imported when an engine first runs (the runtimes
-    import pyarrow, which ``check`` and ``explain`` do not need)."""
-
-    def evaluate(automaton: Any, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
-        run: Callable[[Any, Iterable[Event], Schema, Stats], Iterator[Match]]
-        run = getattr(importlib.import_module(f"cepcli.runtime.{module}"), name)
-        return run(automaton, events, schema, stats)
-
-    return evaluate
-
-
-evaluate_eager = _runtime("eager", "evaluate_eager")
-evaluate_chain = _runtime("chain", "evaluate_chain")
-evaluate_tree = _runtime("tree", "evaluate_tree")
-evaluate_adaptive = _runtime("adaptive", "evaluate_adaptive")
 
 
 def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:

@@ -9,10 +9,10 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from cepcli.clock import duration_text, iso_text
 from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
-from cepcli.sources.times import iso_text
 
 _INT = re.compile(r"^\s*[+-]?\d+\s*$")
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
@@ -62,13 +62,6 @@ def _typed_text(text: str, kind: Kind, nulls: frozenset[str]) -> object:
     if kind is Kind.BOOL:
         return _BOOLS.get(text.strip().lower(), text)
     return text
-
-
-def duration_text(ns: int) -> str:
-    """A duration as ISO-8601 text in seconds, exact: ``PT1.5S``, ``-PT0.000000001S``."""
-    seconds, rest = divmod(abs(ns), 10**9)
-    fraction = f".{rest:09d}".rstrip("0") if rest else ""
-    return f"{'-' if ns < 0 else ''}PT{seconds}{fraction}S"
 
 
 def cell_text(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -> str:

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cepcli.bench import BenchResult
+from cepcli.clock import iso_text
 from cepcli.errors import UsageError
 from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.output import cell_text, flat_columns, flat_row, match_line, variables
@@ -31,7 +32,6 @@ from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Binding, Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.times import iso_text
 
 TABLE_ROWS = 20
 

@@ -33,13 +33,13 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from cepcli.clock import UNITS
 from cepcli.engines import compile_pattern
 from cepcli.errors import QueryError
 from cepcli.events import Event, Kind, Schema
 from cepcli.query import ast as a
 from cepcli.query.checks import check_schema
 from cepcli.runtime.conditions import compile_condition
-from cepcli.sources.options import UNITS
 from cepcli.sources.prefilter import Prefilter
 
 SOAK = int(os.environ.get("CEPCLI_SOAK", "0"))

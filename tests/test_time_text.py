@@ -25,7 +25,8 @@ from click.testing import CliRunner, Result
 
 from cepcli.cli import cli
 from cepcli.events import Kind
-from cepcli.sources.kinds import DEFAULT_NULLS, infer_kind
+from cepcli.sources.kinds import infer_kind
+from cepcli.sources.text import DEFAULT_NULLS
 from cepcli.sources.times import TimeSpec, nanoseconds, time_problem
 
 BASE = 1_709_273_845_123_456_789  # 2024-03-01T06:17:25.123456789Z, in nanoseconds

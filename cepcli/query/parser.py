@@ -28,25 +28,7 @@ from cepcli.cache import cache_home
 from cepcli.errors import QueryError, Span
 from cepcli.query import ast as a
 from cepcli.query.limits import check_conditions
-from cepcli.sources.options import FORMATS, ON_BAD_ROW, TIME_UNITS
-
-# The input options a query may carry in ``FROM 'path' WITH (name = value, ...)``, and
-# the value each takes: text, a whole number >= 1, true/false, or one of a few words.
-INPUT_OPTIONS: dict[str, type | tuple[str, ...]] = {
-    "format": FORMATS,
-    "type_col": str,
-    "time_col": str,
-    "time_unit": TIME_UNITS,
-    "time_format": str,
-    "null_values": str,
-    "schema": str,
-    "header": bool,
-    "columns": str,
-    "sort": bool,
-    "chunk_rows": int,
-    "on_bad_row": ON_BAD_ROW,
-    "max_row_bytes": int,
-}
+from cepcli.query.options import INPUT_OPTIONS
 
 _TOKEN_NAMES = {
     "_PATTERN": "PATTERN",

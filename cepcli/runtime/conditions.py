@@ -23,10 +23,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from cepcli.clock import to_units
 from cepcli.events import Kind, Schema
 from cepcli.plan.nnf import to_nnf
 from cepcli.query import ast as a
-from cepcli.sources.times import to_units
 
 CompiledCondition = Callable[..., bool]
 

@@ -23,7 +23,6 @@ and its row is a bad row.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -31,31 +30,21 @@ import pyarrow.compute as pc
 
 from cepcli.errors import UsageError
 from cepcli.events import Kind
+from cepcli.sources.text import (
+    ARROW_TYPES,
+    FAILURES,
+    FLOAT_SHAPE,
+    ISO_SHAPE,
+    NUMBER_SHAPE,
+    SHAPES,
+    failures,
+    markers_read_as,
+    missing,
+    present_text,
+)
+from cepcli.sources.times import iso_nanoseconds, native_nanoseconds
 
 SAMPLE_ROWS = 65_536
-
-# The markers pandas and pyarrow read as missing, by default (SPEC section 1).
-DEFAULT_NULLS = (
-    "",
-    "#N/A",
-    "#N/A N/A",
-    "#NA",
-    "-1.#IND",
-    "-1.#QNAN",
-    "-NaN",
-    "-nan",
-    "1.#IND",
-    "1.#QNAN",
-    "<NA>",
-    "N/A",
-    "NA",
-    "NULL",
-    "NaN",
-    "None",
-    "n/a",
-    "nan",
-    "null",
-)
 
 KIND_NAMES: dict[str, Kind] = {
     "int": Kind.INT,
@@ -74,30 +63,7 @@ KIND_NAMES: dict[str, Kind] = {
     "text": Kind.STR,
 }
 
-ARROW_TYPES: dict[Kind, pa.DataType] = {
-    Kind.INT: pa.int64(),
-    Kind.FLOAT: pa.float64(),
-    Kind.BOOL: pa.bool_(),
-    Kind.STR: pa.string(),
-}
-
-_FAILURES = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
 _BOOL_WORDS = pa.array(["true", "false"])
-
-# The shapes of values the casts can read (a value of another shape is bad at once; one of
-# the shape that still fails, such as an int64 overflow, is found by casting halves).
-INT_SHAPE = r"^\s*[+-]?\d+\s*$"
-NUMBER_SHAPE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
-FLOAT_SHAPE = r"(?i)^\s*[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)\s*$"
-ISO_SHAPE = r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}(:\d{2}(:\d{2}([.,]\d+)?)?)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$"
-BOOL_SHAPE = r"(?i)^\s*(true|false|1|0)\s*$"
-SHAPES = {
-    Kind.INT: INT_SHAPE,
-    Kind.FLOAT: FLOAT_SHAPE,
-    Kind.DECIMAL: NUMBER_SHAPE,
-    Kind.BOOL: BOOL_SHAPE,
-    Kind.TIME: ISO_SHAPE,
-}
 
 
 def parse_schema(text: str) -> tuple[tuple[str, Kind], ...]:
@@ -163,17 +129,6 @@ def _texty(type_: pa.DataType) -> bool:
     return any(test(type_) for test in (*_TEXTS, *_BYTES))
 
 
-def missing(values: pa.Array, nulls: pa.Array) -> pa.Array:
-    """Where a text column's values are missing: null, or one of the markers."""
-    marked = pc.is_in(values, value_set=nulls)
-    return pc.or_kleene(marked, pc.is_null(values)) if values.null_count else marked
-
-
-def present_text(values: pa.Array, nulls: pa.Array) -> pa.Array:
-    """The text values that are not missing."""
-    return pc.filter(values, pc.invert(missing(values, nulls)))
-
-
 def infer_kind(values: pa.Array, nulls: pa.Array) -> Kind:
     """The kind of a text column from its sample values (see the module)."""
     present = present_text(values, nulls)
@@ -192,8 +147,6 @@ def infer_kind(values: pa.Array, nulls: pa.Array) -> Kind:
 
 
 def _unreadable_times(values: pa.Array) -> np.ndarray:
-    from cepcli.sources.times import iso_nanoseconds
-
     return iso_nanoseconds(values, pa.array(np.zeros(len(values), dtype=bool)))[1]
 
 
@@ -206,7 +159,7 @@ def fits(values: pa.Array, kind: Kind) -> bool:
     try:
         cast_text(values, kind)
         return True
-    except _FAILURES:
+    except FAILURES:
         return False
 
 
@@ -216,45 +169,11 @@ def cast_text(values: pa.Array, kind: Kind) -> pa.Array:
     target = ARROW_TYPES[kind]
     try:
         return pc.cast(values, target)
-    except _FAILURES:
+    except FAILURES:
         if kind is Kind.BOOL:
             raise
         trimmed = pc.replace_substring_regex(pc.utf8_trim_whitespace(values), r"^\+", "")
         return pc.cast(trimmed, target)
-
-
-def failures(values: pa.Array, convert: Callable[[pa.Array], object], shape: str | None = None) -> np.ndarray:
-    """The positions of the (non-null) values ``convert`` cannot take: those not of
-    ``shape`` at once, then the others by converting halves (a handful of casts per bad
-    value of the right shape, such as an int64 overflow; none when all fit)."""
-    try:
-        convert(values)
-        return _NONE
-    except _FAILURES:
-        pass
-    if shape is None:
-        return _halves(values, convert)
-    good = pc.fill_null(pc.match_substring_regex(values, shape), True).to_numpy(zero_copy_only=False)
-    wrong = np.flatnonzero(~good)
-    right = np.flatnonzero(good)
-    if not len(right):
-        return wrong
-    rest = _halves(values.take(pa.array(right)), convert)
-    return np.sort(np.concatenate((wrong, right[rest])))
-
-
-def _halves(values: pa.Array, convert: Callable[[pa.Array], object]) -> np.ndarray:
-    try:
-        convert(values)
-        return _NONE
-    except _FAILURES:
-        pass
-    if len(values) == 1:
-        return np.zeros(1, dtype=np.int64)
-    half = len(values) // 2
-    left = _halves(values.slice(0, half), convert)
-    right = _halves(values.slice(half), convert)
-    return np.concatenate((left, right + half))
 
 
 def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, np.ndarray]:
@@ -273,12 +192,10 @@ def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, 
         try:  # most batches: every value reads (a marker or an empty cell would not)
             typed = pc.cast(values, ARROW_TYPES[kind])
             return (nan_as_null(typed) if kind is Kind.FLOAT else typed), _NONE
-        except _FAILURES:
+        except FAILURES:
             pass
     gone = missing(values, nulls)
     if kind is Kind.TIME:
-        from cepcli.sources.times import iso_nanoseconds
-
         return iso_nanoseconds(values, gone)
     kept = pc.if_else(gone, pa.scalar(None, pa.string()), values)
     if kind is Kind.DECIMAL:
@@ -288,7 +205,7 @@ def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, 
     try:
         typed = cast_text(kept, kind)
         bad = _NONE
-    except _FAILURES:
+    except FAILURES:
         bad = failures(kept, lambda v: cast_text(v, kind), SHAPES[kind])
         mask = np.zeros(len(kept), dtype=bool)
         mask[bad] = True
@@ -296,25 +213,6 @@ def type_text(values: pa.Array, kind: Kind, nulls: pa.Array) -> tuple[pa.Array, 
     if kind is Kind.FLOAT:
         typed = nan_as_null(typed)
     return typed, bad
-
-
-def markers_read_as(nulls: pa.Array, kind: Kind | str) -> bool:
-    """Does a null marker read as a value of ``kind`` (``--null-values -999``)? Then a
-    batch whose values all read may still hold markers (``NaN`` is a float that is
-    missing anyway). ``kind`` may name a time reading: ``number`` or ``iso``."""
-    target = (
-        {"number": pa.decimal128(38, 9), "iso": pa.timestamp("ns")}.get(kind)
-        if isinstance(kind, str)
-        else (ARROW_TYPES[kind])
-    )
-    for marker in nulls.to_pylist():
-        try:
-            value = pc.cast(pa.array([marker], pa.string()), target)[0].as_py()
-        except _FAILURES:
-            continue
-        if not (kind is Kind.FLOAT and value != value):
-            return True
-    return False
 
 
 class KindMismatch(Exception):
@@ -339,8 +237,6 @@ def type_native(values: pa.Array, kind: Kind) -> tuple[pa.Array, np.ndarray]:
     if kind is Kind.OTHER or (kind is Kind.DECIMAL and not _texty(type_)):
         return values, _NONE
     if kind.timed:
-        from cepcli.sources.times import native_nanoseconds
-
         if kind_of_type(type_) is not kind:
             raise KindMismatch(type_)
         out = native_nanoseconds(values)
@@ -360,7 +256,7 @@ def type_native(values: pa.Array, kind: Kind) -> tuple[pa.Array, np.ndarray]:
         bad = _NONE
     except pa.ArrowNotImplementedError:
         raise KindMismatch(type_) from None
-    except _FAILURES:
+    except FAILURES:
         bad = failures(values, convert)
         mask = np.zeros(len(values), dtype=bool)
         mask[bad] = True
@@ -435,12 +331,6 @@ def describe(kind: Kind) -> str:
         Kind.UNKNOWN: "unknown",
         Kind.PENDING: "not decided yet",
     }[kind]
-
-
-def wider(kind: Kind, names: Sequence[str]) -> str:
-    """The fix to suggest when a value contradicts ``kind``."""
-    suggestion = {Kind.INT: "float", Kind.FLOAT: "str", Kind.BOOL: "str", Kind.TIME: "str"}.get(kind, "str")
-    return ",".join(f"{n}:{suggestion}" for n in names)
 
 
 _NONE = np.zeros(0, dtype=np.int64)

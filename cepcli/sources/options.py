@@ -5,16 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cepcli.clock import TIME_UNITS, UNITS
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Kind
+from cepcli.query.options import FORMATS, ON_BAD_ROW
 
 CHUNK_ROWS = 65_536
 MAX_ROW_BYTES = 16 << 20  # a longer row is a bad row, read past without being held
 MAX_COLUMNS = 10_000  # a wider input is refused: each column costs its sample, kind and values
-ON_BAD_ROW = ("fail", "skip")
-FORMATS = ("csv", "parquet", "jsonl")
-TIME_UNITS = ("s", "ms", "us", "ns")
-UNITS: dict[str, int] = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}  # nanoseconds per unit
 _COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
 
 
@@ -23,7 +21,7 @@ class InputOptions:
     """``path`` is a file, ``-`` for standard input, or None before the command line has
     resolved it (the query's ``FROM``). ``time_unit`` None means seconds, not given (then
     numbers that look like compact dates get a warning). ``null_values`` None means the
-    default markers (``kinds.DEFAULT_NULLS``). ``row_col`` takes the row ids from a column.
+    default markers (``text.DEFAULT_NULLS``). ``row_col`` takes the row ids from a column.
     ``split`` reads one part of a file, as a Spark worker does: bytes ``start:stop`` of a CSV
     or JSON-lines file (whole records, without the header) or row groups ``start:stop`` of a
     Parquet file, whose first data row has the given row id (``start`` < 0: the whole file,

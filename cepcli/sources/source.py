@@ -23,16 +23,10 @@ from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch, Reader
-from cepcli.sources.kinds import (
-    DEFAULT_NULLS,
-    SAMPLE_ROWS,
-    infer_kind,
-    kind_of_type,
-    missing,
-    present_text,
-)
+from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
 from cepcli.sources.times import TimeSpec, decide, looks_compact
 from cepcli.sources.typed import Plan, TypedBatch, time_shown, type_batch
 

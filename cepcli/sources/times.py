@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
@@ -41,7 +41,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.sources.kinds import ISO_SHAPE, NUMBER_SHAPE, failures, markers_read_as, missing
+from cepcli.clock import RANGE
+from cepcli.sources.text import ISO_SHAPE, NUMBER_SHAPE, failures, markers_read_as, missing
 
 _UNIT_NAMES = {10**9: "seconds", 10**6: "milliseconds", 10**3: "microseconds", 1: "nanoseconds"}
 _SCALE = {10**9: 9, 10**6: 6, 10**3: 3, 1: 0}
@@ -52,7 +53,6 @@ _REFUSED = (pa.ArrowInvalid, pa.ArrowNotImplementedError)
 _NONE = np.zeros(0, dtype=np.int64)
 _COMPACT = re.compile(r"^\d{12}(\d{2})?$")
 _EPOCH = datetime(1970, 1, 1)
-RANGE = "between 1677-09-21 and 2262-04-11 (64-bit nanoseconds)"
 
 # int64 nanoseconds as whole seconds and nanoseconds (floor): the first and last instants
 _LOW_S, _LOW_NS = divmod(-(2**63), 10**9)
@@ -488,18 +488,3 @@ def looks_compact(values: pa.Array) -> str | None:
         except ValueError:
             return None
     return texts[0]
-
-
-def to_units(ns: int, unit: int) -> int | Fraction:
-    """A timestamp as conditions see it: in time units, exactly (an int when whole)."""
-    whole, rest = divmod(ns, unit)
-    return whole if not rest else Fraction(ns, unit)
-
-
-def iso_text(ns: int) -> str:
-    """An instant as ISO-8601 text, UTC, to the nanosecond when needed."""
-    seconds, frac = divmod(ns, 10**9)
-    stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    if frac:
-        stamp += f".{frac:09d}".rstrip("0")
-    return stamp + "Z"

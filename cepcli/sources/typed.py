@@ -22,29 +22,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.clock import RANGE, iso_text
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
 from cepcli.sources.batches import RawBatch
 from cepcli.sources.kinds import (
-    FLOAT_SHAPE,
     KindMismatch,
     describe,
     fits,
     infer_kind,
-    missing,
+    kind_of_type,
     python_values,
     type_native,
     type_text,
 )
-from cepcli.sources.times import (
-    RANGE,
-    TimeSpec,
-    decide,
-    iso_text,
-    nanoseconds,
-    native_nanoseconds,
-    time_problem,
-)
+from cepcli.sources.text import FLOAT_SHAPE, missing
+from cepcli.sources.times import TimeSpec, decide, nanoseconds, native_nanoseconds, time_problem
 
 _LONG_INT = r"^\s*[+-]?\d{16,}\s*$"  # whole numbers a float64 may not hold exactly
 
@@ -184,8 +177,6 @@ def _decide(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
     if pa.types.is_null(column.type):
         return
     if not pa.types.is_string(column.type):  # a typed format: its type says
-        from cepcli.sources.kinds import kind_of_type
-
         kind = kind_of_type(column.type)
         at = 0
     else:

@@ -26,8 +26,9 @@ from cepcli.errors import InputError
 from cepcli.events import Schema
 from cepcli.job import Job, compile_text
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import ARROW_TYPES, as_text
+from cepcli.sources.kinds import as_text
 from cepcli.sources.options import InputOptions
+from cepcli.sources.text import ARROW_TYPES
 from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
 

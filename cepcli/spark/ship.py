@@ -36,9 +36,8 @@ def package_zip() -> str:
     removed when the process ends."""
     import lark
 
-    import cepcli
-
-    data = _zip_bytes([Path(cepcli.__file__).parent, Path(str(lark.__file__)).parent])
+    package = Path(__file__).resolve().parents[1]  # cepcli/ (this is cepcli/spark/ship.py)
+    data = _zip_bytes([package, Path(str(lark.__file__)).parent])
     digest = hashlib.sha256(data).hexdigest()[:16]
     folder = Path(tempfile.gettempdir())
     _sweep(folder)
