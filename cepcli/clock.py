@@ -5,6 +5,7 @@ The base of cepcli: no other module of it is imported here."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
 
@@ -34,3 +35,50 @@ def duration_text(ns: int) -> str:
     seconds, rest = divmod(abs(ns), 10**9)
     fraction = f".{rest:09d}".rstrip("0") if rest else ""
     return f"{'-' if ns < 0 else ''}PT{seconds}{fraction}S"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A pattern's window ``W`` in nanoseconds. Events are inside it together when the
+    latest of them is at most ``W`` after the earliest, inclusive (computed exactly on
+    int64 nanoseconds). The one definition of it that every runtime, the adaptive segments
+    and the Spark shards use."""
+
+    ns: int
+
+    def holds(self, earliest: int, latest: int) -> bool:
+        """Are events from ``earliest`` to ``latest`` inside one window?"""
+        return latest - earliest <= self.ns
+
+    def reach(self, earliest: int, latest: int) -> tuple[int, int]:
+        """The times an event may have to share a window with events spanning
+        ``[earliest, latest]``: ``[latest - W, earliest + W]``."""
+        return latest - self.ns, earliest + self.ns
+
+    def horizon(self, now: int) -> int:
+        """The earliest time that can still share a window with an event at ``now`` or
+        later: an event before it can be dropped."""
+        return now - self.ns
+
+    def closes(self, earliest: int) -> int:
+        """The latest time that can share a window with an event at ``earliest``: once an
+        event past it has been seen, nothing can join or violate a match that began there."""
+        return earliest + self.ns
+
+    def around(self, part: Slice) -> tuple[int, int]:
+        """The events a slice of time needs to find every match it owns, and to judge its
+        negations: those of ``[low - W, high + W]``."""
+        return part.low - self.ns, part.high + self.ns
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """A span of time ``[low, high)`` (an adaptive segment, a Spark shard) that owns the
+    matches whose earliest event falls in it: cut time into slices and each match is owned
+    by exactly one."""
+
+    low: int
+    high: int
+
+    def owns(self, first_ts: int) -> bool:
+        return self.low <= first_ts < self.high

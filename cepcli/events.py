@@ -101,18 +101,3 @@ def events_of(binding: object) -> tuple[Event, ...]:
     if binding is None:
         return ()
     return binding if isinstance(binding, tuple) else (binding,)
-
-
-def same_key(columns: tuple[int, ...], m: Sequence[object], event: Event) -> bool:
-    """``[attr]``: ``event`` has every column present and equal to the events already
-    bound in ``m``. Every take checks this, so the bound events agree with each other
-    and comparing with the first of them is enough."""
-    values = event.values
-    for k in columns:
-        if values[k] is None:
-            return False
-    for binding in m:
-        bound = events_of(binding)
-        if bound:
-            return all(bound[0].values[k] == values[k] for k in columns)
-    return True

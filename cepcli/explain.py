@@ -157,14 +157,14 @@ def _events(pattern: Pattern, names: tuple[str, ...] | list[str]) -> tuple[str, 
 def _condition(pattern: Pattern, branch: Branch, placement: Placement, var: str) -> str:
     """The conditions a take edge checks, as query text (prefilter ones marked)."""
     indexes = placement.check + placement.each_new + placement.each_all
-    parts = [print_expr(branch.conditions[i].expr) for i in indexes]
-    parts += [f"{print_expr(e)} [prefilter]" for e in pattern.filters_of(var)]
+    parts = [print_expr(branch.conditions[i].text) for i in indexes]
+    parts += [f"{print_expr(c.text)} [prefilter]" for c in pattern.filters_of(var)]
     return " AND ".join(parts)
 
 
 def _negation_condition(pattern: Pattern, branch: Branch, name: str) -> str:
-    parts = [print_expr(c.expr) for c in branch.conditions_on(name) if not c.prefilter]
-    parts += [f"{print_expr(e)} [prefilter]" for e in pattern.filters_of(name)]
+    parts = [print_expr(c.text) for c in branch.conditions_on(name) if not c.prefilter]
+    parts += [f"{print_expr(c.text)} [prefilter]" for c in pattern.filters_of(name)]
     parts += [f"[{x}]" for x in branch.equiv]
     return " AND ".join(parts)
 

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cepcli.cli import cli
+from cepcli.clock import Window
 from cepcli.errors import QueryError
 from cepcli.events import Event
 from cepcli.plan.pattern import Condition
@@ -142,7 +143,7 @@ def _grow_recursively(
     if last is not None:
         if (hi is None or size < hi) and size + 1 >= it.lo:
             lo_ts = min(min_ts, current[0].ts if current else last.ts)
-            if max(max_ts, last.ts) - lo_ts <= it.window and it.element(m, current, last):
+            if max(max_ts, last.ts) - lo_ts <= it.window.ns and it.element(m, current, last):
                 yield current + (last,), lo_ts
         room = hi is None or size + 1 < hi
     else:
@@ -152,7 +153,7 @@ def _grow_recursively(
     for j in range(start, len(pool)):
         event = pool[j]
         lo_ts = min(min_ts, current[0].ts if current else event.ts)
-        if max(max_ts, event.ts) - lo_ts > it.window:
+        if max(max_ts, event.ts) - lo_ts > it.window.ns:
             break
         if not it.element(m, current, event):
             continue
@@ -191,7 +192,7 @@ def test_subsets_come_in_the_recursive_order_after_the_same_checks() -> None:
         found = []
         for grow in ("stack", "recursion"):
             stats = Stats()
-            it = Iteration(lo, hi, conditions, (), None, window, stats)  # type: ignore[arg-type]
+            it = Iteration(lo, hi, conditions, (), None, Window(window), stats)  # type: ignore[arg-type]
             if grow == "stack":
                 subsets = it._grow([], pool, min_ts, max_ts, last)
             else:

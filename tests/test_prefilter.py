@@ -1,6 +1,6 @@
 """The vectorised prefilter (``cepcli.sources.prefilter``: pyarrow compute, with a row-wise
 fallback for the rows it is unsure of) and the compiled conditions
-(``cepcli.runtime.conditions.compile_condition``, the reference meaning) are two lowerings
+(``cepcli.plan.python.compile_condition``, the reference meaning) are two lowerings
 of one condition AST: on every value they must give the same answer, overflow included.
 
 The property generates single-variable conditions as SASE+ text (``PATTERN A a WHERE
@@ -37,9 +37,10 @@ from cepcli.clock import UNITS
 from cepcli.engines import compile_pattern
 from cepcli.errors import QueryError
 from cepcli.events import Event, Kind, Schema
+from cepcli.plan.nnf import to_nnf
+from cepcli.plan.python import compile_condition
 from cepcli.query import ast as a
 from cepcli.query.checks import check_schema
-from cepcli.runtime.conditions import compile_condition
 from cepcli.sources.prefilter import Prefilter
 
 SOAK = int(os.environ.get("CEPCLI_SOAK", "0"))
@@ -196,7 +197,7 @@ def evaluate(condition: str, rows: list[tuple[object, ...]], unit: str) -> Outco
         return [events[int(p)] for p in positions]
 
     mentioned = [c for c in a.conjuncts(query.where) if a.variables_of(c) == {"a"}]
-    compiled = [compile_condition(c, {"a": 0}, schema) for c in mentioned]
+    compiled = [compile_condition(to_nnf(c), {"a": 0}, schema) for c in mentioned]  # lowered as by the plan
     want = [e.type == "A" and all(fn([e], e) for fn in compiled) for e in events]
 
     try:

@@ -32,7 +32,7 @@ class Placement:
 
 
 def negated_in(branch: Branch, cond: Condition) -> bool:
-    return any(v.name in cond.variables for v in branch.negated)
+    return cond.negated is not None
 
 
 def place(branch: Branch, bound_before: frozenset[str] | set[str], var: str) -> Placement:

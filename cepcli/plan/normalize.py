@@ -5,7 +5,8 @@ from __future__ import annotations
 from itertools import product
 
 from cepcli.errors import QueryError
-from cepcli.plan.pattern import Branch, Condition, Pattern, Role, Variable
+from cepcli.plan.nnf import to_nnf
+from cepcli.plan.pattern import Branch, Condition, Join, Pattern, Role, Variable
 from cepcli.query import ast as a
 from cepcli.query.checks import check_query
 
@@ -42,7 +43,7 @@ def normalize(query: a.Query, max_branches: int = MAX_BRANCHES, time_unit: int =
                 cond.expr.span,
             )
     filters = tuple(
-        (v.name, tuple(c.expr for c in conditions if c.prefilter and c.variables == {v.name}))
+        (v.name, tuple(c for c in conditions if c.prefilter and c.variables == {v.name}))
         for v in variables.values()
     )
     return Pattern(
@@ -117,7 +118,9 @@ def _is_equiv(cond: Condition) -> bool:
     return isinstance(cond.expr, a.Equiv)
 
 
-def _classify(expr: a.Expr, variables: dict[str, Variable]) -> Condition:
+def _classify(written: a.Expr, variables: dict[str, Variable]) -> Condition:
+    """A conjunct lowered once (negation normal form) and classified (``Condition``)."""
+    expr = to_nnf(written) if not isinstance(written, a.Equiv) else written
     nodes = a.iter_expr(expr)
     names = a.variables_of(expr)
     iterates = None
@@ -139,4 +142,23 @@ def _classify(expr: a.Expr, variables: dict[str, Variable]) -> Condition:
     single = len(names) == 1 and not whole and not from_second
     (only,) = names if len(names) == 1 else (None,)
     prefilter = single and only is not None and (iterates == only or not variables[only].kleene)
-    return Condition(expr, names, iterates, from_second, frozenset(whole), prefilter)
+    negated = next((n for n in sorted(names) if variables[n].negated), None)
+    return Condition(
+        expr,
+        names,
+        iterates,
+        from_second,
+        frozenset(whole),
+        prefilter,
+        negated,
+        _join(expr),
+        written if written is not expr else None,
+    )
+
+
+def _join(expr: a.Expr) -> Join | None:
+    """``a.x = c.y``: an equality between plain attributes of two variables."""
+    match expr:
+        case a.Compare("=", a.Attr(v1, x1, a.Index.PLAIN), a.Attr(v2, x2, a.Index.PLAIN)) if v1 != v2:
+            return Join((v1, x1), (v2, x2))
+    return None

@@ -37,8 +37,29 @@ class Variable:
 
 
 @dataclass(frozen=True, slots=True)
+class Join:
+    """An equality between plain attributes of two variables (``a.x = c.y``): a match needs
+    equal present values, so the events of one side can be looked up by the other's."""
+
+    left: tuple[str, str]  # (variable, attribute)
+    right: tuple[str, str]
+
+    def of(self, var: str) -> tuple[str, str]:
+        """``var``'s attribute and the other variable: ``(attribute, other)``."""
+        (mine, theirs) = (self.left, self.right) if self.left[0] == var else (self.right, self.left)
+        return mine[1], theirs[0]
+
+    def attr_of(self, var: str) -> str:
+        return self.left[1] if self.left[0] == var else self.right[1]
+
+
+@dataclass(frozen=True, slots=True)
 class Condition:
-    """A top-level WHERE conjunct, classified by what it references."""
+    """A top-level WHERE conjunct, lowered once for every consumer (the runtimes, the
+    prefilter, the tree's probes, Spark): ``expr`` in negation normal form (``plan.nnf``:
+    the missing-value rule is then plain ``and``/``or`` over comparisons that are false on
+    a missing value), ``written`` as the query wrote it (for explain), and classified by
+    what it references."""
 
     expr: a.Expr
     variables: frozenset[str]
@@ -46,6 +67,14 @@ class Condition:
     from_second: bool = False  # uses b[i-1] or b[..i-1]: checked from the 2nd element on
     whole: frozenset[str] = frozenset()  # Kleene vars used as a whole (b[1], b[last], b[])
     prefilter: bool = False  # single-variable, element-wise: applied before the automaton
+    negated: str | None = None  # the negated variable it mentions: its negation check decides it
+    join: Join | None = None  # ``a.x = c.y`` between two plain attributes
+    written: a.Expr | None = field(default=None, compare=False, repr=False)  # None: ``expr``
+
+    @property
+    def text(self) -> a.Expr:
+        """The condition as the query wrote it."""
+        return self.written if self.written is not None else self.expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +121,7 @@ class Pattern:
     branches: tuple[Branch, ...]
     variables: tuple[Variable, ...]  # all variables of the query, by bit
     window: int  # nanoseconds
-    filters: tuple[tuple[str, tuple[a.Expr, ...]], ...]  # per variable, prefilter conjuncts
+    filters: tuple[tuple[str, tuple[Condition, ...]], ...]  # per variable, prefilter conjuncts
     query: a.Query
 
     def variable(self, name: str) -> Variable:
@@ -101,7 +130,7 @@ class Pattern:
                 return v
         raise KeyError(name)
 
-    def filters_of(self, name: str) -> tuple[a.Expr, ...]:
+    def filters_of(self, name: str) -> tuple[Condition, ...]:
         return dict(self.filters).get(name, ())
 
     def rarest_first(self, counts: dict[int, int]) -> tuple[str, ...]:

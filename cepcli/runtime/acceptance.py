@@ -8,9 +8,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
+from cepcli.clock import Window
 from cepcli.events import FAR_PAST, Event, Schema
 from cepcli.plan.pattern import Branch, Condition, Pattern
-from cepcli.runtime.conditions import CompiledCondition, compile_condition
+from cepcli.plan.python import CompiledCondition, compile_condition
 from cepcli.runtime.matches import Deduplicator, Match
 from cepcli.runtime.negation import EventBuffer, NegationCheck
 from cepcli.runtime.stats import Stats
@@ -40,7 +41,7 @@ class Acceptance:
     negation, the de-duplicator and the list of matches found by the current event."""
 
     def __init__(self, pattern: Pattern, stats: Stats) -> None:
-        self.window = pattern.window
+        self.window = Window(pattern.window)
         self.stats = stats
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if v.negated
@@ -99,12 +100,12 @@ class Acceptance:
         self.stats.created()
         self.count += 1
         pending = _Pending(match, m, rows, min_ts, max_ts, waiting)
-        heapq.heappush(self.pending, (min_ts + self.window, self.count, pending))
+        heapq.heappush(self.pending, (self.window.closes(min_ts), self.count, pending))
 
     def _negated_arrival(self, event: Event) -> None:
-        window = self.window
+        holds = self.window.holds
         for _, _, pending in self.pending:
-            if pending.dropped or max(pending.max_ts, event.ts) - min(pending.min_ts, event.ts) > window:
+            if pending.dropped or not holds(min(pending.min_ts, event.ts), max(pending.max_ts, event.ts)):
                 continue
             for check in pending.checks:
                 if event.mask >> check.bit & 1 and check.violates(pending.m, pending.rows, event):
@@ -145,7 +146,7 @@ def negation_checks(
     slots: dict[str, int],
     conditions: Sequence[CompiledCondition | None],
     equiv: tuple[int, ...],
-    window: int,
+    window: Window,
     stats: Stats,
 ) -> list[NegationCheck]:
     """One check per negated variable in ``names``, with the conditions that mention it."""
@@ -212,5 +213,5 @@ class CompiledBranch:
                     return False
         return True
 
-    def negations_of(self, names: Sequence[str], window: int, stats: Stats) -> list[NegationCheck]:
+    def negations_of(self, names: Sequence[str], window: Window, stats: Stats) -> list[NegationCheck]:
         return negation_checks(self.branch, names, self.slots, self.conditions, self.equiv, window, stats)

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator
 
 from cepcli.automata.adaptive import HELD, AdaptiveNfa
 from cepcli.automata.chain import ChainNfa
+from cepcli.clock import Slice, Window
 from cepcli.events import Event, Schema
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.chain import ChainRuntime
@@ -53,17 +54,17 @@ _TS = operator.attrgetter("ts")
 
 
 class _Segment:
-    __slots__ = ("low", "high", "runtime", "stats", "clean")
+    __slots__ = ("owned", "runtime", "stats", "clean")
 
-    def __init__(self, low: int, high: int, runtime: Runtime, stats: Stats) -> None:
-        self.low, self.high, self.runtime, self.stats = low, high, runtime, stats  # stats: engine, order
+    def __init__(self, owned: Slice, runtime: Runtime, stats: Stats) -> None:
+        self.owned, self.runtime, self.stats = owned, runtime, stats  # stats: engine, order
         self.clean = False  # whether every match it finds or releases from now on is its own
 
 
 class AdaptiveRuntime:
     def __init__(self, nfa: AdaptiveNfa, schema: Schema, stats: Stats) -> None:
         self.nfa, self.schema, self.stats = nfa, schema, stats
-        self.window = nfa.pattern.window
+        self.window = Window(nfa.pattern.window)
         self.segment = nfa.segment
         self.bits = [v.bit for v in nfa.pattern.variables if not v.negated]
         self.chains: dict[tuple[str, ...], ChainNfa] = {}  # by order, made once
@@ -228,12 +229,12 @@ class AdaptiveRuntime:
             part = self.live[0]
             if part.clean:  # every match it can find or release now is its own
                 return part.runtime.process(event)
-            low, high = part.low, part.high
-            out = [m for m in part.runtime.process(event) if low <= m.first_ts < high]
+            owns = part.owned.owns
+            out = [m for m in part.runtime.process(event) if owns(m.first_ts)]
             # past low + W, a match waiting for the end of its window that began before low
             # has just come out (and been left to the segment before); one found from now on
             # begins after ts - W > low, and before ts < high - W: its own
-            part.clean = ts > low + self.window
+            part.clean = ts > self.window.closes(part.owned.low)
             return out
         return list(self._at_borders(event))
 
@@ -243,17 +244,18 @@ class AdaptiveRuntime:
             # on a pipe nothing is held (every match is written as soon as it is decided): the
             # first segment spans only ``first_span`` and a window from the first event, and
             # the next one is chosen from the counts of its ``first_span``
-            short = self.nfa.first_span + self.window
+            short = self.nfa.first_span + self.window.ns  # the first span and a window
             self.origin = ts - (self.segment - short if self.stats.live and short < self.segment else 0)
         origin, segment, window = self.origin, self.segment, self.window
-        first = max(0, -((window - ts + origin) // segment) - 1)  # the first segment whose input reaches ts
-        last = (ts + window - origin) // segment  # the last segment whose input has begun
+        # the segments whose input (``Window.around``: a window on each side) holds ts
+        first = max(0, -((window.ns - ts + origin) // segment) - 1)
+        last = (ts + window.ns - origin) // segment
         # (the segments from next_index to first - 1 have no event in their input: after a gap
         # in the stream, the newest runtime goes on over them if it keeps its engine)
         for index in range(max(self.next_index, first), last + 1):
             self._start(index)
         self.next_index = max(self.next_index, last + 1)
-        while self.live and self.live[0].high + window < ts:  # past its input: it can decide everything
+        while self.live and window.around(self.live[0].owned)[1] < ts:  # past its input: it decides all
             yield from self._end(self.live.pop(0))
         owner = (ts - origin) // segment
         if owner != self.tally_index:
@@ -264,12 +266,14 @@ class AdaptiveRuntime:
         # one segment live: the fast path until the next segment's input begins, or the next
         # segment's time (the tally turns over)
         if len(self.live) == 1:
-            self.count_until = min(self.live[0].high - window, origin + (owner + 1) * segment)
+            high = self.live[0].owned.high
+            next_input = window.around(Slice(high, high + segment))[0]
+            self.count_until = min(next_input, origin + (owner + 1) * segment)
         else:
             self.count_until = ts
         for part in self.live:  # every live segment's input has begun (index <= last)
             for match in part.runtime.process(event):
-                if part.low <= match.first_ts < part.high:
+                if part.owned.owns(match.first_ts):
                     yield match
 
     def finish(self) -> Iterator[Match]:
@@ -299,10 +303,10 @@ class AdaptiveRuntime:
         # frequent ones changes often and matters little; a new runtime costs more)
         if (
             newest is not None
-            and newest.high <= low
+            and newest.owned.high <= low
             and (engine, order[:1]) == (newest.stats.engine, newest.stats.order[:1])
         ):
-            newest.high = low + self.segment
+            newest.owned = Slice(newest.owned.low, low + self.segment)
             return
         stats = Stats(
             engine=engine, max_subsets=self.stats.max_subsets, max_instances=self.stats.max_instances
@@ -327,7 +331,7 @@ class AdaptiveRuntime:
                 change |= {"order": list(order)} if order else {}
                 self.switches.append(change | {"variables": evaluated(self.nfa.pattern, engine, order)})
             self.last_engine, self.last_order = engine, order
-        self.live.append(_Segment(low, low + self.segment, runtime, stats))
+        self.live.append(_Segment(Slice(low, low + self.segment), runtime, stats))
 
     def _choose(self, index: int) -> tuple[str, tuple[str, ...], float | None]:
         """The engine (and a chain's order) for segment ``index``, from the variables'
@@ -397,7 +401,7 @@ class AdaptiveRuntime:
     def _end(self, part: _Segment) -> Iterator[Match]:
         try:
             for match in part.runtime.finish():
-                if part.low <= match.first_ts < part.high:
+                if part.owned.owns(match.first_ts):
                     yield match
         finally:
             part.runtime.report()

@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
+from cepcli.clock import Window
 from cepcli.events import FAR_FUTURE, FAR_PAST, Event, Schema
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
 from cepcli.runtime.filters import earliest, latest, takes
@@ -79,7 +80,9 @@ class _State:
 
 
 class _ChainRuntime(CompiledBranch):
-    def __init__(self, chain: Chain, schema: Schema, window: int, stats: Stats, bits: dict[str, int]) -> None:
+    def __init__(
+        self, chain: Chain, schema: Schema, window: Window, stats: Stats, bits: dict[str, int]
+    ) -> None:
         super().__init__(chain.branch, schema)
         branch = chain.branch
         self.chain = chain
@@ -100,7 +103,7 @@ class _ChainRuntime(CompiledBranch):
 class ChainRuntime:
     def __init__(self, nfa: ChainNfa, schema: Schema, stats: Stats) -> None:
         pattern = nfa.pattern
-        self.window = pattern.window
+        self.window = Window(pattern.window)
         self.stats = stats
         bits = {v.name: v.bit for v in pattern.variables}
         self.chains = [_ChainRuntime(c, schema, self.window, stats, bits) for c in nfa.chains]
@@ -164,14 +167,14 @@ class ChainRuntime:
     def _from_stream(self, chain: _ChainRuntime, i: int, waiting: _Waiting, event: Event) -> Iterator[Match]:
         """A waiting instance meets an arriving event of its state's variable."""
         min_ts = min(waiting.min_ts, event.ts)
-        if event.ts - min_ts > self.window:
+        if not self.window.holds(min_ts, event.ts):
             return
         state = chain.states[i]
         m = waiting.m
         if state.kleene:
             after = latest(state.prec, m)
             candidates = self.buffers[state.bit].between(
-                after, (event.ts, event.row), event.ts - self.window, event.ts
+                after, (event.ts, event.row), self.window.horizon(event.ts), event.ts
             )
             for subset, lo_ts in state.iteration.subsets(
                 m, waiting.rows, candidates, min_ts, event.ts, event
@@ -222,7 +225,7 @@ class ChainRuntime:
         after = latest(state.prec, m)
         before = earliest(state.succ, m)
         window = self.window
-        candidates = self.buffers[state.bit].between(after, before, max_ts - window, min_ts + window)
+        candidates = self.buffers[state.bit].between(after, before, *window.reach(min_ts, max_ts))
         if state.kleene:
             for subset, lo_ts in state.iteration.subsets(m, rows, candidates, min_ts, max_ts, None):
                 yield from self._enter_next(chain, i, m, rows, subset, lo_ts, max(max_ts, subset[-1].ts))
@@ -238,7 +241,7 @@ class ChainRuntime:
             waiting = _Waiting(m, rows, min_ts, max_ts, self.seq)
             chain.waiting[i].append(waiting)
             self.waits += 1
-            heapq.heappush(self.expiry, (min_ts + window, self.waits, waiting))
+            heapq.heappush(self.expiry, (window.closes(min_ts), self.waits, waiting))
         else:
             stats.deleted()
 

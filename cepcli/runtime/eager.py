@@ -13,7 +13,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
-from cepcli.events import Event, Schema, same_key
+from cepcli.clock import Window
+from cepcli.events import Event, Schema
+from cepcli.plan.keys import same_key
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
@@ -41,7 +43,7 @@ class _Instance:
 
 
 class _BranchRuntime(CompiledBranch):
-    def __init__(self, nfa: EagerBranch, schema: Schema, window: int, stats: Stats) -> None:
+    def __init__(self, nfa: EagerBranch, schema: Schema, window: Window, stats: Stats) -> None:
         super().__init__(nfa.branch, schema)
         branch = nfa.branch
         self.nfa = nfa
@@ -68,7 +70,7 @@ class _BranchRuntime(CompiledBranch):
 
 class EagerRuntime:
     def __init__(self, nfa: EagerNfa, schema: Schema, stats: Stats) -> None:
-        self.window = nfa.pattern.window
+        self.window = Window(nfa.pattern.window)
         self.stats = stats
         self.branches = [_BranchRuntime(b, schema, self.window, stats) for b in nfa.branches]
         self.groups: deque[_Group] = deque()
@@ -90,7 +92,7 @@ class EagerRuntime:
         return self.acceptance.take_output()
 
     def _expire(self, now: int) -> None:
-        limit = now - self.window
+        limit = self.window.horizon(now)
         groups = self.groups
         while groups and groups[0].first_ts < limit:
             group = groups.popleft()

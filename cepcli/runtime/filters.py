@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of, same_key
+from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of
+from cepcli.plan.keys import same_key
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.negation import Key
 from cepcli.runtime.stats import Stats
 

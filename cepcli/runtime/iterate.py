@@ -13,9 +13,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from math import comb
 
-from cepcli.events import Event, same_key
+from cepcli.clock import Window
+from cepcli.events import Event
+from cepcli.plan.keys import present, same_key
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.stats import Stats
 
 Subset = tuple[Event, ...]
@@ -33,7 +35,7 @@ class Iteration:
         each_new: Sequence[tuple[CompiledCondition, Condition]],
         equiv: tuple[int, ...],
         group: int | None,
-        window: int,
+        window: Window,
         stats: Stats,
     ) -> None:
         self.lo, self.hi = lo, hi
@@ -73,14 +75,14 @@ class Iteration:
         alone: list[list[Event]] = []
         for e in pool:
             key = e.values[column]
-            if key is None or key != key:  # missing (NaN equals nothing either)
+            if not present(key):
                 alone.append([e])
             else:
                 groups[key].append(e)
         if last is None:
             return [*groups.values(), *alone]
         key = last.values[column]
-        if key is None or key != key:
+        if not present(key):
             return [[]]  # only ``last`` on its own
         return [groups.get(key, [])]
 
@@ -105,7 +107,7 @@ class Iteration:
         stream order. The open prefixes are an explicit stack, not recursion, so a subset
         of thousands of elements cannot exhaust Python's recursion limit; the subsets come
         in the order of the recursive form, after the same checks (so the same counts)."""
-        hi, lo, window, element = self.hi, self.lo, self.window, self.element
+        hi, lo, holds, element = self.hi, self.lo, self.window.holds, self.element
         stack: list[tuple[Subset, int, int]] = []  # open prefixes: (prefix, its max ts, next candidate)
         current: Subset = ()
         top, start = max_ts, 0
@@ -114,7 +116,7 @@ class Iteration:
             if last is not None:
                 if (hi is None or size < hi) and size + 1 >= lo:
                     lo_ts = min(min_ts, current[0].ts if current else last.ts)
-                    if max(top, last.ts) - lo_ts <= window and element(m, current, last):
+                    if holds(lo_ts, max(top, last.ts)) and element(m, current, last):
                         yield current + (last,), lo_ts
                 room = hi is None or size + 1 < hi
             else:
@@ -128,7 +130,7 @@ class Iteration:
                     event = pool[j]
                     j += 1
                     lo_ts = min(min_ts, prefix[0].ts if prefix else event.ts)
-                    if max(prefix_top, event.ts) - lo_ts > window:
+                    if not holds(lo_ts, max(prefix_top, event.ts)):
                         break  # the pool is in time order: later events only widen the span
                     if element(m, prefix, event):
                         grown = prefix + (event,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
+from cepcli.clock import Window
 from cepcli.events import Event, events_of
 
 Binding = Event | tuple[Event, ...]
@@ -41,7 +42,7 @@ class Deduplicator:
     the key again and it can be forgotten: memory follows the window.
     """
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: Window) -> None:
         self.window = window
         self.seen: set[MatchKey] = set()
         self.by_time: list[tuple[int, int, MatchKey]] = []
@@ -49,7 +50,7 @@ class Deduplicator:
 
     def forget_before(self, processed_ts: int) -> None:
         """Forget keys that no branch can report after an event at ``processed_ts``."""
-        while self.by_time and self.by_time[0][0] + self.window < processed_ts:
+        while self.by_time and self.window.closes(self.by_time[0][0]) < processed_ts:
             self.seen.discard(heapq.heappop(self.by_time)[2])
 
     def first_time(self, match: Match) -> bool:

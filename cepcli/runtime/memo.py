@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from cepcli.events import Event
 from cepcli.plan.pattern import Condition
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.filters import takes
 from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats

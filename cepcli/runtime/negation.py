@@ -6,8 +6,10 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of, same_key
-from cepcli.runtime.conditions import CompiledCondition
+from cepcli.clock import Window
+from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of
+from cepcli.plan.keys import present, same_key
+from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.stats import Stats
 
 Key = tuple[int, int]  # stream order: (timestamp, row); row order when the input is unsorted
@@ -23,7 +25,7 @@ class EventBuffer:
 
     __slots__ = ("events", "keys", "start", "stats", "window", "counts")
 
-    def __init__(self, stats: Stats, window: int) -> None:
+    def __init__(self, stats: Stats, window: Window) -> None:
         self.events: list[Event] = []
         self.keys: list[Key] = []
         self.start = 0
@@ -39,8 +41,9 @@ class EventBuffer:
     def add(self, event: Event) -> None:
         keys = self.keys
         start = self.start
-        if start < len(keys) and keys[start][0] < event.ts - self.window:
-            self._evict_before(event.ts - self.window)
+        horizon = self.window.horizon(event.ts)
+        if start < len(keys) and keys[start][0] < horizon:
+            self._evict_before(horizon)
         self.events.append(event)
         keys.append((event.ts, event.row))
         self.stats.buffered()
@@ -48,7 +51,7 @@ class EventBuffer:
             values = event.values
             for column, counts in self.counts.items():
                 value = values[column]
-                if value is not None and value == value:  # NaN equals nothing either
+                if present(value):
                     counts[value] = counts.get(value, 0) + 1
 
     def count_since(self, ts: int) -> int:
@@ -67,7 +70,7 @@ class EventBuffer:
             for column, counts in self.counts.items():
                 for event in self.events[self.start : start]:
                     value = event.values[column]
-                    if value is not None and value == value:
+                    if present(value):
                         left = counts[value] - 1
                         if left:
                             counts[value] = left
@@ -119,7 +122,7 @@ class NegationCheck:
         after: tuple[int, ...],
         conditions: tuple[CompiledCondition, ...],
         equiv: tuple[int, ...],
-        window: int,
+        window: Window,
         stats: Stats,
     ) -> None:
         self.name = name
@@ -149,7 +152,7 @@ class NegationCheck:
         self, m: list[object], rows: frozenset[int], min_ts: int, max_ts: int, buffer: EventBuffer
     ) -> bool:
         after, before = self.bounds(m)
-        candidates = buffer.between(after, before, max_ts - self.window, min_ts + self.window)
+        candidates = buffer.between(after, before, *self.window.reach(min_ts, max_ts))
         return any(self.violates(m, rows, e) for e in candidates)
 
     def violates(self, m: list[object], rows: frozenset[int], event: Event) -> bool:

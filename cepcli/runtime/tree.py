@@ -17,9 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from cepcli.automata.chain import Action
 from cepcli.automata.tree import TreeBranch, TreeEdge, TreeNfa, tree_state
+from cepcli.clock import Window
 from cepcli.events import Event, Schema, events_of
-from cepcli.plan.nnf import to_nnf
-from cepcli.query import ast as a
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
 from cepcli.runtime.filters import FIRST, earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
@@ -89,7 +88,7 @@ class _TreeRuntime(CompiledBranch):
         self,
         tree: TreeBranch,
         schema: Schema,
-        window: int,
+        window: Window,
         stats: Stats,
         bits: dict[str, int],
         buffers: dict[int, EventBuffer],
@@ -128,22 +127,15 @@ class _TreeRuntime(CompiledBranch):
         probes = []
         schema = self.schema
         for cond in self.tree.branch.conditions:
-            others = cond.variables - {var}
-            if cond.prefilter or cond.whole or cond.iterates or var not in cond.variables or len(others) != 1:
+            join = cond.join
+            if join is None or var not in cond.variables:
                 continue
-            (other,) = others
-            expr = to_nnf(cond.expr)
-            if other not in self.tree.positives or not isinstance(expr, a.Compare) or expr.op != "=":
+            attr, other = join.of(var)
+            theirs = join.attr_of(other)
+            if other not in self.tree.positives or schema.time_col in (attr, theirs):
                 continue
-            ends = [expr.left, expr.right]
-            if not all(isinstance(e, a.Attr) and e.index is a.Index.PLAIN for e in ends):
-                continue
-            mine, theirs = sorted(ends, key=lambda e: e.var != var)  # type: ignore[union-attr]
-            assert isinstance(mine, a.Attr) and isinstance(theirs, a.Attr)
-            if schema.time_col in (mine.attr, theirs.attr):
-                continue
-            counts = self.buffers[self.bits[other]].count_values(schema.index(theirs.attr))
-            probes.append((schema.index(mine.attr), counts))
+            counts = self.buffers[self.bits[other]].count_values(schema.index(theirs))
+            probes.append((schema.index(attr), counts))
         return probes
 
     def memo_id(self, taken: frozenset[str], var: str) -> int:
@@ -233,7 +225,7 @@ def _kleene_root_edge(tree: TreeBranch, var: str) -> TreeEdge:
 class TreeRuntime:
     def __init__(self, nfa: TreeNfa, schema: Schema, stats: Stats) -> None:
         pattern = nfa.pattern
-        self.window = pattern.window
+        self.window = Window(pattern.window)
         self.stats = stats
         self.bits = {v.name: v.bit for v in pattern.variables}
         self.live_count = [0]
@@ -262,7 +254,7 @@ class TreeRuntime:
         for buffer in buffers:
             buffer.add(event)  # evicts what the window left behind
         if triggers:
-            limit = event.ts - self.window
+            limit = self.window.horizon(event.ts)
             for tree, var, others, probes in triggers:
                 if _nonempty(others, limit) and self._probe(probes, event):
                     self.memo.expire(limit)
@@ -353,8 +345,7 @@ class TreeRuntime:
         bounds = (
             latest(edge.prec, m) if edge.prec else FIRST,
             min(earliest(edge.succ, m), ev.last) if edge.succ else ev.last,
-            max_ts - self.window,
-            min_ts + self.window,
+            *self.window.reach(min_ts, max_ts),
         )
         tree = ev.tree
         if edge.memo >= 0 and (ev.pinned is not None or ord[0] not in edge.reads):
@@ -428,7 +419,7 @@ class TreeRuntime:
             return
         edge = tree.trigger_edges[pinned]
         candidates = self.buffers[edge.bit].between(
-            latest(edge.prec, m), ev.last, trigger.ts - self.window, min_ts + self.window
+            latest(edge.prec, m), ev.last, *self.window.reach(min_ts, trigger.ts)
         )
         for subset, lo_ts in edge.iteration.subsets(m, rows, candidates, min_ts, trigger.ts, trigger):
             m2 = list(m)

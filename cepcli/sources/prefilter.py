@@ -1,18 +1,10 @@
-"""The vectorised prefilter: per batch, which rows can each pattern variable use?
+"""The prefilter: per batch, which rows can each pattern variable use?
 
 A row is kept for variable ``v`` when its type is ``v``'s type and it satisfies every
-single-variable condition of ``v`` (SPEC section 3 keeps those in every branch that binds
-``v``). The conditions are evaluated over the whole batch with pyarrow compute, in
-negation normal form, with SQL NULL semantics (missing -> false).
-
-This is the second lowering of the condition language; the compiled conditions
-(``runtime.conditions``) are the reference. Where the vectorised arithmetic could differ
-from them, the rows are marked *unsure* and the compiled condition decides them, one row
-at a time: an int64 overflow (the reference computes with exact integers), an integer
-beyond 2^53 meeting a float or a true division (the reference compares exactly and
-divides correctly rounded), a ``%`` with a non-finite operand, and a time that falls
-between two time units (the reference uses an exact fraction). So both give the same
-answer on every value; ``tests/test_prefilter.py`` checks it on random values.
+single-variable condition of ``v`` (the plan keeps those in every branch that binds
+``v``: ``Pattern.filters``). The lowered conditions are evaluated over the whole batch by
+their vectorised lowering (``plan.arrow``); the rows it marks unsure are decided by the
+reference (``plan.python``), one at a time.
 """
 
 from __future__ import annotations
@@ -24,24 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.events import Event, Kind, Schema
-from cepcli.plan.nnf import to_nnf
+from cepcli.events import Event, Schema
+from cepcli.plan.arrow import Frame, evaluate
 from cepcli.plan.pattern import Pattern
+from cepcli.plan.python import CompiledCondition, compile_condition
 from cepcli.query import ast as a
-from cepcli.runtime.conditions import CompiledCondition, compile_condition
-
-_EXACT = 2**53  # integers up to this convert to float64 exactly
-_CMP = {
-    "=": pc.equal,
-    "!=": pc.not_equal,
-    "<": pc.less,
-    "<=": pc.less_equal,
-    ">": pc.greater,
-    ">=": pc.greater_equal,
-}
-_ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
-_UNSURE = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
-_VECTORISED = (pa.int64(), pa.float64(), pa.bool_(), pa.string())  # the types computed here exactly
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +31,7 @@ class VariableFilter:
     compiled: tuple[CompiledCondition, ...]  # the same conditions, for the unsure rows
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prefilter:
     variables: tuple[VariableFilter, ...]
     columns: frozenset[str]  # columns the conditions read
@@ -74,7 +53,7 @@ class Prefilter:
     def of(cls, pattern: Pattern, schema: Schema) -> Prefilter:
         filters = []
         for v in pattern.variables:
-            conditions = tuple(to_nnf(c) for c in pattern.filters_of(v.name))
+            conditions = tuple(c.expr for c in pattern.filters_of(v.name))
             compiled = tuple(compile_condition(c, {v.name: 0}, schema) for c in conditions)
             filters.append(VariableFilter(v.bit, v.type, conditions, compiled))
         columns = frozenset(
@@ -118,7 +97,7 @@ class Prefilter:
         the events the compiled conditions need for unsure rows."""
         mask = np.zeros(len(types), dtype=np.int64)
         evaluations = 0
-        frame = _Frame(columns, ts, self.schema)
+        frame = Frame(columns, ts, self.schema)
         codes = self._codes(types)
         self._see(types, codes)
         for f in self.variables:
@@ -127,7 +106,7 @@ class Prefilter:
                 if not hit.any():
                     break
                 evaluations += int(np.count_nonzero(hit))
-                result, unsure = _boolean(cond, frame)
+                result, unsure = evaluate(cond, frame)
                 keep = hit & result
                 if unsure is not None and (unsure & hit).any():
                     at = np.flatnonzero(unsure & hit)
@@ -135,164 +114,3 @@ class Prefilter:
                 hit = keep
             mask |= hit.astype(np.int64) << f.bit
         return mask, evaluations
-
-
-class _Frame:
-    """The columns of a batch as the conditions see them."""
-
-    def __init__(self, columns: Mapping[str, pa.Array], ts: np.ndarray, schema: Schema) -> None:
-        self.columns = columns
-        self.ts = ts
-        self.schema = schema
-        self.size = len(ts)
-
-    def value(self, attr: str) -> tuple[pa.Array, np.ndarray | None]:
-        """A column's values (times in time units, whole ones only: the others unsure)."""
-        schema = self.schema
-        if attr == schema.time_col:
-            return _units(pa.array(self.ts), schema.time_unit)
-        column = self.columns[attr]
-        kind = schema.kind(attr)
-        if kind.timed:
-            return _units(column, schema.time_unit)
-        if kind is Kind.DECIMAL or column.type not in _VECTORISED:
-            # exact decimals, uint64 beyond int64, a pipe's column not decided yet: the
-            # compiled condition decides every row
-            return pa.nulls(self.size, pa.float64()), _all(self)
-        return column, None
-
-
-def _units(ns: pa.Array, unit: int) -> tuple[pa.Array, np.ndarray | None]:
-    if unit == 1:
-        return ns, None
-    whole = pc.divide(ns, unit)  # int64 division truncates; exact where no remainder
-    rest = pc.subtract(ns, pc.multiply(whole, unit))
-    unsure = pc.fill_null(pc.not_equal(rest, 0), False).to_numpy(zero_copy_only=False)
-    return whole, (unsure if unsure.any() else None)
-
-
-def _either(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
-    if x is None:
-        return y
-    return x if y is None else x | y
-
-
-def _all(frame: _Frame) -> np.ndarray:
-    return np.ones(frame.size, dtype=bool)
-
-
-def _boolean(expr: a.Expr, frame: _Frame) -> tuple[np.ndarray, np.ndarray | None]:
-    """A condition in negation normal form: where it holds, and the unsure rows."""
-    match expr:
-        case a.BoolOp(op, items):
-            result, unsure = _boolean(items[0], frame)
-            for item in items[1:]:
-                other, other_unsure = _boolean(item, frame)
-                result = result & other if op == "and" else result | other
-                unsure = _either(unsure, other_unsure)
-            return result, unsure
-        case a.Bool(value):
-            return np.full(frame.size, value, dtype=bool), None
-        case a.Compare(op, left, right):
-            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
-            unsure = _either(lu, ru)
-            try:
-                result = _CMP[op](lhs, rhs)
-            except _UNSURE:
-                return np.zeros(frame.size, dtype=bool), _all(frame)
-            unsure = _either(unsure, _mixed(lhs, rhs, frame))
-            if isinstance(result, pa.Scalar):  # constants on both sides
-                return np.full(frame.size, result.as_py() is True, dtype=bool), unsure
-            out = pc.fill_null(result, False)
-            return np.asarray(out.to_numpy(zero_copy_only=False), dtype=bool), unsure
-    raise TypeError(expr)
-
-
-def _value(expr: a.Expr, frame: _Frame) -> tuple[pa.Array | pa.Scalar, np.ndarray | None]:
-    match expr:
-        case a.Num(v):
-            if isinstance(v, int) and not -(2**63) <= v < 2**63:
-                return pa.scalar(float(v)), _all(frame)  # beyond int64: only the reference is exact
-            return pa.scalar(v), None
-        case a.Str(v) | a.Bool(v):
-            return pa.scalar(v), None
-        case a.Attr(_, attr):
-            return frame.value(attr)
-        case a.Abs(operand) | a.Minus(operand):
-            value, unsure = _value(operand, frame)
-            fn = pc.abs_checked if isinstance(expr, a.Abs) else pc.negate_checked
-            try:
-                return fn(value), unsure
-            except _UNSURE:  # an int64 overflow, or no kernel (a boolean): the reference decides
-                return pa.nulls(frame.size, pa.float64()), _all(frame)
-        case a.Arith(op, left, right):
-            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
-            unsure = _either(lu, ru)
-            try:
-                result, more = _arith(op, lhs, rhs, frame)
-            except _UNSURE:
-                return pa.nulls(frame.size, pa.float64()), _all(frame)
-            return _not_nan(result), _either(unsure, more)
-    raise TypeError(expr)
-
-
-def _arith(op: str, lhs: object, rhs: object, frame: _Frame) -> tuple[pa.Array, np.ndarray | None]:
-    if op in _ARITH:
-        return _ARITH[op](lhs, rhs), None
-    zero = pc.fill_null(pc.equal(rhs, 0), False)
-    divisor = pc.if_else(zero, pa.scalar(None, _type(rhs)), rhs)  # by zero: missing
-    if op == "/":
-        unsure = _either(_big(lhs, frame), _big(rhs, frame))
-        return pc.divide(pc.cast(lhs, pa.float64()), pc.cast(divisor, pa.float64())), unsure
-    x, y = _numpy(lhs, frame), _numpy(divisor, frame)
-    with np.errstate(all="ignore"):
-        out = np.remainder(x[0], y[0])
-    unsure = None
-    if x[0].dtype.kind == "f" or y[0].dtype.kind == "f":
-        unsure = ~(np.isfinite(x[0]) & np.isfinite(y[0])) & ~(x[1] | y[1])
-    return pa.array(out, mask=x[1] | y[1]), unsure
-
-
-def _type(value: object) -> pa.DataType:
-    return value.type  # type: ignore[attr-defined]
-
-
-def _numpy(value: object, frame: _Frame) -> tuple[np.ndarray, np.ndarray]:
-    """Values and missing mask as numpy (0 where missing)."""
-    if isinstance(value, pa.Scalar):
-        raw = value.as_py()
-        return np.full(frame.size, 0 if raw is None else raw), np.full(frame.size, raw is None)
-    assert isinstance(value, pa.Array)
-    missing = value.is_null().to_numpy(zero_copy_only=False)
-    filled = value.fill_null(0 if not pa.types.is_floating(value.type) else 0.0)
-    return filled.to_numpy(zero_copy_only=False), np.asarray(missing, dtype=bool)
-
-
-def _big(value: object, frame: _Frame) -> np.ndarray | None:
-    """Integers beyond 2^53 (they do not convert to float64 exactly)."""
-    if not pa.types.is_integer(_type(value)):
-        return None
-    if isinstance(value, pa.Scalar):
-        big = abs(value.as_py() or 0) > _EXACT
-        return _all(frame) if big else None
-    over = pc.fill_null(pc.greater(pc.abs_checked(pc.cast(value, pa.float64())), float(_EXACT)), False)
-    found = over.to_numpy(zero_copy_only=False)
-    return found if found.any() else None
-
-
-def _mixed(lhs: object, rhs: object, frame: _Frame) -> np.ndarray | None:
-    """An integer compared with a float converts to float64: unsure beyond 2^53."""
-    lt, rt = _type(lhs), _type(rhs)
-    if pa.types.is_integer(lt) and pa.types.is_floating(rt):
-        return _big(lhs, frame)
-    if pa.types.is_floating(lt) and pa.types.is_integer(rt):
-        return _big(rhs, frame)
-    return None
-
-
-def _not_nan(values: pa.Array) -> pa.Array:
-    """A NaN that arithmetic makes (``inf - inf``) is missing, as in the reference."""
-    if not pa.types.is_floating(values.type):
-        return values
-    nan = pc.fill_null(pc.is_nan(values), False)
-    return pc.if_else(nan, pa.scalar(None, values.type), values)

@@ -1,4 +1,6 @@
-"""Compile condition ASTs to Python functions, once per process, inside the runtime.
+"""The Python lowering of a condition: compiled to a Python function once per process
+(per condition, slots and schema), for the runtimes. Its input is a lowered condition
+(``Condition.expr``: negation normal form).
 
 A compiled condition is ``fn(m, cur, prev, pre) -> bool``: ``m`` is the partial match
 indexed by slot (an ``Event``, or a tuple of events for a Kleene variable), and for a
@@ -10,9 +12,8 @@ zero counts as missing, and so does a NaN that arithmetic makes (``inf - inf``).
 This is the reference meaning of the condition language: exact integer arithmetic
 (Python ints), IEEE doubles, exact comparisons between them, decimals as exact fractions,
 and times and durations as exact numbers of time units (an int, or a ``Fraction`` for a
-time between two units). The
-vectorised prefilter (``sources.prefilter``) is the other lowering of the same AST, and
-falls back to these functions wherever it could differ.
+time between two units). The vectorised lowering (``plan.arrow``) is the other one of
+the same form, and leaves to these functions every row where it could differ.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 
 from cepcli.clock import to_units
 from cepcli.events import Kind, Schema
-from cepcli.plan.nnf import to_nnf
 from cepcli.query import ast as a
 
 CompiledCondition = Callable[..., bool]
@@ -190,7 +190,7 @@ def compile_condition(expr: a.Expr, slots: dict[str, int], schema: Schema) -> Co
 def _compile(expr: a.Expr, slots: dict[str, int], schema: Schema) -> CompiledCondition:
     unit = schema.time_unit
     gen = _Codegen(slots, schema)
-    body = gen.boolean(to_nnf(expr))
+    body = gen.boolean(expr)
     source = (
         "def condition(m, cur=None, prev=None, pre=()):\n"
         "    try:\n"

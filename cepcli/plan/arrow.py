@@ -1,0 +1,199 @@
+"""The vectorised lowering of a condition: evaluated over the Arrow columns of a whole
+batch at once (pyarrow compute), in negation normal form, with the missing-value rule of
+the language (a comparison that touches a missing value is false: ``fill_null(False)``).
+
+The compiled conditions (``plan.python``) are the reference. Where the vectorised
+arithmetic could differ from them, the rows are marked *unsure*, and the caller has the
+reference decide them, one row at a time: an int64 overflow (the reference computes with
+exact integers), an integer beyond 2^53 meeting a float or a true division (the reference
+compares exactly and divides correctly rounded), a ``%`` with a non-finite operand, a
+time that falls between two time units (the reference uses an exact fraction), and a
+column of another type than those computed here exactly (decimals, uint64, a pipe's
+column not decided yet). So both give the same answer on every value;
+``tests/test_prefilter.py`` checks it on random values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cepcli.events import Kind, Schema
+from cepcli.query import ast as a
+
+_EXACT = 2**53  # integers up to this convert to float64 exactly
+_CMP = {
+    "=": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+_ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
+_UNSURE = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
+_VECTORISED = (pa.int64(), pa.float64(), pa.bool_(), pa.string())  # the types computed here exactly
+
+
+class Frame:
+    """The columns of a batch as the conditions see them."""
+
+    def __init__(self, columns: Mapping[str, pa.Array], ts: np.ndarray, schema: Schema) -> None:
+        self.columns = columns
+        self.ts = ts
+        self.schema = schema
+        self.size = len(ts)
+
+    def value(self, attr: str) -> tuple[pa.Array, np.ndarray | None]:
+        """A column's values (times in time units, whole ones only: the others unsure)."""
+        schema = self.schema
+        if attr == schema.time_col:
+            return _units(pa.array(self.ts), schema.time_unit)
+        column = self.columns[attr]
+        kind = schema.kind(attr)
+        if kind.timed:
+            return _units(column, schema.time_unit)
+        if kind is Kind.DECIMAL or column.type not in _VECTORISED:
+            # exact decimals, uint64 beyond int64, a pipe's column not decided yet: the
+            # compiled condition decides every row
+            return pa.nulls(self.size, pa.float64()), _all(self)
+        return column, None
+
+
+def _units(ns: pa.Array, unit: int) -> tuple[pa.Array, np.ndarray | None]:
+    if unit == 1:
+        return ns, None
+    whole = pc.divide(ns, unit)  # int64 division truncates; exact where no remainder
+    rest = pc.subtract(ns, pc.multiply(whole, unit))
+    unsure = pc.fill_null(pc.not_equal(rest, 0), False).to_numpy(zero_copy_only=False)
+    return whole, (unsure if unsure.any() else None)
+
+
+def _either(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+    if x is None:
+        return y
+    return x if y is None else x | y
+
+
+def _all(frame: Frame) -> np.ndarray:
+    return np.ones(frame.size, dtype=bool)
+
+
+def evaluate(expr: a.Expr, frame: Frame) -> tuple[np.ndarray, np.ndarray | None]:
+    """A condition in negation normal form: where it holds, and the unsure rows."""
+    match expr:
+        case a.BoolOp(op, items):
+            result, unsure = evaluate(items[0], frame)
+            for item in items[1:]:
+                other, other_unsure = evaluate(item, frame)
+                result = result & other if op == "and" else result | other
+                unsure = _either(unsure, other_unsure)
+            return result, unsure
+        case a.Bool(value):
+            return np.full(frame.size, value, dtype=bool), None
+        case a.Compare(op, left, right):
+            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
+            unsure = _either(lu, ru)
+            try:
+                result = _CMP[op](lhs, rhs)
+            except _UNSURE:
+                return np.zeros(frame.size, dtype=bool), _all(frame)
+            unsure = _either(unsure, _mixed(lhs, rhs, frame))
+            if isinstance(result, pa.Scalar):  # constants on both sides
+                return np.full(frame.size, result.as_py() is True, dtype=bool), unsure
+            out = pc.fill_null(result, False)
+            return np.asarray(out.to_numpy(zero_copy_only=False), dtype=bool), unsure
+    raise TypeError(expr)
+
+
+def _value(expr: a.Expr, frame: Frame) -> tuple[pa.Array | pa.Scalar, np.ndarray | None]:
+    match expr:
+        case a.Num(v):
+            if isinstance(v, int) and not -(2**63) <= v < 2**63:
+                return pa.scalar(float(v)), _all(frame)  # beyond int64: only the reference is exact
+            return pa.scalar(v), None
+        case a.Str(v) | a.Bool(v):
+            return pa.scalar(v), None
+        case a.Attr(_, attr):
+            return frame.value(attr)
+        case a.Abs(operand) | a.Minus(operand):
+            value, unsure = _value(operand, frame)
+            fn = pc.abs_checked if isinstance(expr, a.Abs) else pc.negate_checked
+            try:
+                return fn(value), unsure
+            except _UNSURE:  # an int64 overflow, or no kernel (a boolean): the reference decides
+                return pa.nulls(frame.size, pa.float64()), _all(frame)
+        case a.Arith(op, left, right):
+            (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
+            unsure = _either(lu, ru)
+            try:
+                result, more = _arith(op, lhs, rhs, frame)
+            except _UNSURE:
+                return pa.nulls(frame.size, pa.float64()), _all(frame)
+            return _not_nan(result), _either(unsure, more)
+    raise TypeError(expr)
+
+
+def _arith(op: str, lhs: object, rhs: object, frame: Frame) -> tuple[pa.Array, np.ndarray | None]:
+    if op in _ARITH:
+        return _ARITH[op](lhs, rhs), None
+    zero = pc.fill_null(pc.equal(rhs, 0), False)
+    divisor = pc.if_else(zero, pa.scalar(None, _type(rhs)), rhs)  # by zero: missing
+    if op == "/":
+        unsure = _either(_big(lhs, frame), _big(rhs, frame))
+        return pc.divide(pc.cast(lhs, pa.float64()), pc.cast(divisor, pa.float64())), unsure
+    x, y = _numpy(lhs, frame), _numpy(divisor, frame)
+    with np.errstate(all="ignore"):
+        out = np.remainder(x[0], y[0])
+    unsure = None
+    if x[0].dtype.kind == "f" or y[0].dtype.kind == "f":
+        unsure = ~(np.isfinite(x[0]) & np.isfinite(y[0])) & ~(x[1] | y[1])
+    return pa.array(out, mask=x[1] | y[1]), unsure
+
+
+def _type(value: object) -> pa.DataType:
+    return value.type  # type: ignore[attr-defined]
+
+
+def _numpy(value: object, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """Values and missing mask as numpy (0 where missing)."""
+    if isinstance(value, pa.Scalar):
+        raw = value.as_py()
+        return np.full(frame.size, 0 if raw is None else raw), np.full(frame.size, raw is None)
+    assert isinstance(value, pa.Array)
+    missing = value.is_null().to_numpy(zero_copy_only=False)
+    filled = value.fill_null(0 if not pa.types.is_floating(value.type) else 0.0)
+    return filled.to_numpy(zero_copy_only=False), np.asarray(missing, dtype=bool)
+
+
+def _big(value: object, frame: Frame) -> np.ndarray | None:
+    """Integers beyond 2^53 (they do not convert to float64 exactly)."""
+    if not pa.types.is_integer(_type(value)):
+        return None
+    if isinstance(value, pa.Scalar):
+        big = abs(value.as_py() or 0) > _EXACT
+        return _all(frame) if big else None
+    over = pc.fill_null(pc.greater(pc.abs_checked(pc.cast(value, pa.float64())), float(_EXACT)), False)
+    found = over.to_numpy(zero_copy_only=False)
+    return found if found.any() else None
+
+
+def _mixed(lhs: object, rhs: object, frame: Frame) -> np.ndarray | None:
+    """An integer compared with a float converts to float64: unsure beyond 2^53."""
+    lt, rt = _type(lhs), _type(rhs)
+    if pa.types.is_integer(lt) and pa.types.is_floating(rt):
+        return _big(lhs, frame)
+    if pa.types.is_floating(lt) and pa.types.is_integer(rt):
+        return _big(rhs, frame)
+    return None
+
+
+def _not_nan(values: pa.Array) -> pa.Array:
+    """A NaN that arithmetic makes (``inf - inf``) is missing, as in the reference."""
+    if not pa.types.is_floating(values.type):
+        return values
+    nan = pc.fill_null(pc.is_nan(values), False)
+    return pc.if_else(nan, pa.scalar(None, values.type), values)
