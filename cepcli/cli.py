@@ -650,8 +650,8 @@ class _WithoutPandas:
     """An import finder that says pandas is not installed.
 
     pyarrow imports pandas, when it can, on its first array or scalar made from Python or
-    NumPy data (to recognise pandas objects): 0.25 s, a third of a run on the bundled sample,
-    and each such array costs 30 us instead of 6 us after it. A local run never hands pyarrow
+    NumPy data (to recognise pandas objects): a good part of a short run's start-up, and
+    every such array costs more after it (BENCHMARKS.md). A local run never hands pyarrow
     a pandas object (a DataFrame comes only through the Python API), so the program runs as
     if pandas were absent, which pyarrow supports. Not with ``--spark``: PySpark needs it."""
 

@@ -22,9 +22,8 @@ from cepcli.plan.pattern import Pattern
 # its engine continues the runtime before it); shorter segments follow the rates sooner.
 SEGMENT_WINDOWS: float = 32
 # Eager when the rarest and the most frequent variable are within this factor in the last
-# segment: the break-even of the Chain NFA on the dense flights (BENCHMARKS.md, the adaptive
-# ratio sweep: the chain is 0.58x eager at 1:3.1 and 1.45x at 1:9.45, even about 1:6; on the
-# sparse NYC flights it was about 1:9).
+# segment: about the break-even of the Chain NFA against eager on the dense and the sparse
+# flights (BENCHMARKS.md, the adaptive ratio sweep).
 RATIO = 6.0
 # The counts must say something: a choice needs the rarest variable counted at least LEAST
 # times (a count of 1 or 2 against 8 is noise, not a ratio of 1:8, and 0 against 8 is a
@@ -37,15 +36,15 @@ LEAST = 3
 CHAIN_RATIO = 50.0
 # A change of engine needs the ratio this factor past the bound (lazy to eager below
 # RATIO / HYSTERESIS, eager to lazy above RATIO * HYSTERESIS, and the same at CHAIN_RATIO):
-# a ratio measured near a bound (on the dense flights at 1:9.45 the segments measured 1:5
-# to 1:10, at 1:30 1:18 to 1:58) would otherwise flip the engine every few segments, and
-# every change starts a runtime with empty buffers (46 runtimes for 408 segments there).
+# a ratio measured near a bound varies from segment to segment, and would otherwise flip the
+# engine every few segments, where every change starts a runtime with empty buffers
+# (BENCHMARKS.md, the adaptive ratio sweep).
 HYSTERESIS = 1.5
 # The first segment's engine is chosen from the stream's first events, held until the rarest
 # variable is counted FIRST_LEAST times (or the most frequent FIRST_LEAST * CHAIN_RATIO
 # times), the first segment's time has passed, or HELD events are held: on a stream shorter
 # than a few segments (a day of minute bars at a 30-minute window is one segment) the first
-# segment is most of the run, and the tree there is 0.1-0.2x eager at equal rates. On a pipe
+# segment is most of the run, and the tree there is far behind eager at equal rates. On a pipe
 # nothing is held (its matches are written as soon as they are decided): the first segment
 # spans FIRST_WINDOWS + 1 windows, of the tree, and the next one is chosen from the counts
 # of its first FIRST_WINDOWS.

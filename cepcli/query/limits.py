@@ -1,8 +1,9 @@
 """Limits checked on the query text before it is parsed, where parsing itself is the cost.
 
-Most of the cost of a long WHERE clause is the parser (lark, LALR: about 0.15 ms and 7 KB a
-condition), then compiling each condition: 200,000 conditions joined by AND took 50 s and
-1.5 GB before the first event was read. A scan of the text counts them first (0.1 s).
+Most of the cost of a long WHERE clause is the parser (lark, LALR: time and memory grow with
+every condition), then compiling each condition: a generated query of hundreds of
+thousands of conditions took minutes and gigabytes before the first event was read. A
+quick scan of the text counts them first.
 """
 
 from __future__ import annotations

@@ -81,8 +81,8 @@ def _parser() -> Lark:
 
 
 def parser_for(grammar: str, directory: Path) -> Lark:
-    """The LALR parser of ``grammar``: loaded from ``directory`` (5 ms) if a run made it
-    before, else built (60-120 ms, at every start of every command otherwise) and saved
+    """The LALR parser of ``grammar``: loaded from ``directory`` (quick) if a run made it
+    before, else built (a noticeable part of every command's start otherwise) and saved
     there, under a name that holds the grammar's and lark's hash, written whole before it
     takes that name. A cache that cannot be read or written is passed over."""
     key = hashlib.sha256(f"{grammar}\n{lark.__version__}\n{sys.version_info[:2]}".encode()).hexdigest()[:16]

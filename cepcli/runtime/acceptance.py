@@ -12,8 +12,9 @@ from cepcli.clock import Window
 from cepcli.events import FAR_PAST, Event, Schema
 from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.plan.python import CompiledCondition, compile_condition
+from cepcli.runtime.buffer import EventBuffer
 from cepcli.runtime.matches import Deduplicator, Match
-from cepcli.runtime.negation import EventBuffer, NegationCheck
+from cepcli.runtime.negation import NegationCheck
 from cepcli.runtime.stats import Stats
 
 

@@ -72,7 +72,7 @@ class AdaptiveRuntime:
         self.live: list[_Segment] = []
         self.next_index = 0
         # events per variable mask in the segment that owns the latest event, and in the one before
-        self.tally: Tally = defaultdict(int)  # a Counter costs 3x as much per event
+        self.tally: Tally = defaultdict(int)  # (a Counter costs more per event)
         self.tally_index = -1
         self.previous: Tally = defaultdict(int)
         self.previous_index = -1

@@ -23,11 +23,12 @@ from cepcli.automata.chain import Action, Chain, ChainNfa, ChainState
 from cepcli.clock import Window
 from cepcli.events import FAR_FUTURE, FAR_PAST, Event, Schema
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
+from cepcli.runtime.buffer import EventBuffer
 from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
-from cepcli.runtime.negation import EventBuffer, NegationCheck
+from cepcli.runtime.negation import NegationCheck
 from cepcli.runtime.stats import Stats
 
 

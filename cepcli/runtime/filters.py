@@ -7,15 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cepcli.events import FAR_FUTURE, FAR_PAST, Event, events_of
+from cepcli.events import Event, events_of
 from cepcli.plan.keys import same_key
 from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
-from cepcli.runtime.negation import Key
+from cepcli.runtime.buffer import FIRST, LAST, Key
 from cepcli.runtime.stats import Stats
-
-FIRST: Key = (FAR_PAST, -1)
-LAST: Key = (FAR_FUTURE, 1 << 62)
 
 
 def latest(slots: Sequence[int], m: Sequence[object]) -> Key:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from cepcli.events import Event
 from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
+from cepcli.runtime.buffer import EventBuffer, Key
 from cepcli.runtime.filters import takes
-from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
 
 MemoKey = tuple[int, tuple[int, ...]]  # (edge id, rows bound to the variables its conditions read)

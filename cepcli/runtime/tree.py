@@ -20,12 +20,12 @@ from cepcli.automata.tree import TreeBranch, TreeEdge, TreeNfa, tree_state
 from cepcli.clock import Window
 from cepcli.events import Event, Schema, events_of
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch
-from cepcli.runtime.filters import FIRST, earliest, latest, takes
+from cepcli.runtime.buffer import FIRST, EventBuffer, Key
+from cepcli.runtime.filters import earliest, latest, takes
 from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.memo import TakeMemo
-from cepcli.runtime.negation import EventBuffer, Key
 from cepcli.runtime.stats import Stats
 
 COMPILED_STATES = 4096
