@@ -14,10 +14,10 @@ import time
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
-from cepcli.errors import QueryError, UsageError
+from cepcli.errors import InputError, QueryError, UsageError
 from cepcli.events import Schema
 from cepcli.explain import Explanation, explain
 from cepcli.plan.pattern import Pattern
@@ -26,6 +26,12 @@ from cepcli.query.checks import check_schema, text_orderings
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, from_text
+
+if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__init__``)
+    import numpy as np
+
+    from cepcli.sources.times import TimeSpec
+    from cepcli.sources.typed import TypedBatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +134,7 @@ class Job:
                 f" {self.run.engine} ignores it"
             )
         # (the readers and pyarrow are imported here, not with this module: ``cepcli check`` and
-        # ``explain`` without an input need neither, and pyarrow's import is 0.2 s of theirs)
+        # ``explain`` without an input need neither, and pyarrow's import is most of their start)
         from cepcli.sources.prefilter import Prefilter
         from cepcli.sources.source import Source
 
@@ -152,6 +158,26 @@ class Job:
     @property
     def pattern(self) -> Pattern:
         return self.compiled.pattern
+
+    @property
+    def time_reading(self) -> TimeSpec:
+        """How the input's times are read (decided from the sample, as the kinds are): as
+        numbers in the time unit, ISO-8601 text, by ``--time-format``, or native timestamps
+        (``how``), so that another reader of the same input (a Spark executor reading a
+        split) reads them the same way."""
+        return self.source.typer(self.typed).time
+
+    def pieces(
+        self, floor: tuple[int, object, int] | None = None, stats: Stats | None = None
+    ) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
+        """The input as ``matches`` reads it, before events are made: each piece typed (the
+        columns the query reads, as locally), its bad rows failed or skipped, its time order
+        checked (from ``floor``: the latest row before it, as time, text and row id) and
+        prefiltered. Yields the rows kept, their variable masks, and the error that ends the
+        input after them (``--on-bad-row fail``). Counts go to ``stats`` (the job's if
+        None). The events of a piece are ``cepcli.sources.rows.make_events`` of its rows
+        whose mask is not 0."""
+        return self.source.kept(self.prefilter, self.stats if stats is None else stats, self.typed, floor)
 
     def order(self) -> tuple[str, ...]:
         """The frequency order of a lazy engine: ``--order``, else measured from a bounded

@@ -136,6 +136,77 @@ def json_text(obj: dict[str, Any]) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+class MatchCodec:
+    """A match as one line of text and back, exactly: what Spark's executors send the driver,
+    whose writers (jsonl, csv, the table) then write what a local run writes. Each bound
+    variable with its event (a Kleene variable: its events, in row order), each event with its
+    row id, its time in int64 nanoseconds, its type and its values, each value of the Python
+    type the event held (an int, a float, infinities included, a bool, text, None; a
+    ``Decimal`` as ``{"$": "its digits"}``). The line is JSON with no newline of its own, so
+    that lines can be packed, joined by newlines.
+
+    An event is often part of many matches: the encoder makes its text once, the decoder its
+    ``Event`` once (by row id; both keep the latest ``CACHED`` events)."""
+
+    CACHED = 1 << 16
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+        self._events: dict[int, Event] = {}
+
+    def encode(self, match: Match) -> str:
+        parts = []
+        for name, binding in match.bindings:
+            value = (
+                "[" + ",".join(map(self._event_text, binding)) + "]"
+                if isinstance(binding, tuple)
+                else self._event_text(binding)
+            )
+            parts.append(f"[{json.dumps(name)},{value}]")
+        return "[" + ",".join(parts) + "]"
+
+    def decode(self, text: str) -> Match:
+        bindings: list[tuple[str, Binding]] = []
+        for name, value in json.loads(text, object_hook=_decimal):
+            if isinstance(value[0], list):  # a Kleene variable's events (an event starts with its row)
+                bindings.append((name, tuple(map(self._event, value))))
+            else:
+                bindings.append((name, self._event(value)))
+        return Match(tuple(bindings))
+
+    def _event_text(self, event: Event) -> str:
+        text = self._texts.get(event.row)
+        if text is None:
+            if len(self._texts) >= self.CACHED:
+                self._texts.clear()
+            text = self._texts[event.row] = json.dumps(
+                [event.row, event.ts, event.type, *event.values],
+                separators=(",", ":"),
+                ensure_ascii=False,
+                default=_tagged,
+            )
+        return text
+
+    def _event(self, parts: list[Any]) -> Event:
+        row = parts[0]
+        event = self._events.get(row)
+        if event is None:
+            if len(self._events) >= self.CACHED:
+                self._events.clear()
+            event = self._events[row] = Event(row, parts[1], parts[2], tuple(parts[3:]), 0)
+        return event
+
+
+def _tagged(value: object) -> object:
+    if isinstance(value, Decimal):
+        return {"$": str(value)}
+    raise TypeError(f"an event value of type {type(value).__name__} cannot travel")
+
+
+def _decimal(obj: dict[str, Any]) -> object:
+    return Decimal(obj["$"])
+
+
 def flat_columns(schema: Schema, pattern: Pattern) -> list[str]:
     """The columns of the flat (csv, DataFrame) form: ``v._row`` and ``v.<column>``."""
     return [f"{n}.{c}" for n in variables(pattern) for c in ("_row", *schema.columns)]

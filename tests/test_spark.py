@@ -28,7 +28,8 @@ from click.testing import CliRunner
 from cepcli.cli import cli
 from cepcli.engines import ENGINE_NAMES
 from cepcli.errors import CepError
-from cepcli.job import Job, RunOptions, compile_file
+from cepcli.events import Event
+from cepcli.job import Job, RunOptions, compile_file, compile_text
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 from tests.cases import CASES
@@ -346,7 +347,7 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
 def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
     """More matches than a result row packs (``PACKED``, 512): standard output has the local
     lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
-    the table (the matches parsed back from their lines) the local table's rows."""
+    csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
     from cepcli.spark import PACKED
 
     rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(1200))
@@ -369,10 +370,10 @@ def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_p
     assert written.exit_code == 0, written.output
     parts = [p for p in out.iterdir() if p.name.startswith("part-")]
     assert sorted(line for p in parts for line in p.read_text().splitlines()) == expected
-    table = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args])
-    local_table = CliRunner().invoke(cli, [*args, "--format", "csv"])
-    assert table.exit_code == 0, table.output
-    assert sorted(table.stdout.splitlines()) == sorted(local_table.stdout.splitlines())
+    rows = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args])
+    local_rows = CliRunner().invoke(cli, [*args, "--format", "csv"])
+    assert rows.exit_code == 0, rows.output
+    assert sorted(rows.stdout.splitlines()) == sorted(local_rows.stdout.splitlines())
 
 
 def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
@@ -673,32 +674,250 @@ def test_the_typing_rule_is_the_local_one(spark: object, tmp_path: Path, on_bad_
         assert _spark(query, data, engine, on_bad_row=on_bad_row) == local, engine
 
 
-def test_typed_values_print_as_locally(tmp_path: Path) -> None:
-    """Decimals, durations, nested values, empty strings and nanosecond times print the same
-    from the executors (jsonl made there) as from a local run, and in the driver's csv."""
+# --- what a local run prints, byte for byte -----------------------------------------------
+
+
+def _iso_csv(path: Path) -> None:
+    """ISO text dates in several forms (``Z``, ``+00:00``, no zone, fractions), decimal-looking
+    floats, and columns the query does not read: zero-padded numbers, a null marker, a quoted
+    comma, a word among numbers (a bad value only where a column is read)."""
+    import datetime as dt
+
+    rows = ["when,type,price,code,note,extra"]
+    for i in range(24):
+        at = dt.datetime(2024, 3, 1, 6) + dt.timedelta(minutes=7 * i, milliseconds=13 * i)
+        zone = ("Z", "+00:00", "")[i % 3]
+        price = ("1.5", "2.50", "3", "1e2")[i % 4]
+        note = ('"a, b"', "NA", "", "x")[i % 4]
+        extra = "abc" if i == 5 else ("1.50", "007", "-0")[i % 3]
+        rows.append(f"{at.isoformat()}{zone},{'ABC'[i % 3]},{price},{i:03d},{note},{extra}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def _numbers_csv(path: Path) -> None:
+    """Times as numbers of seconds with fractions (shown as written), and an OR: a variable
+    the match's branch does not bind is empty."""
+    rows = ["ts,type,x,y"]
+    for i in range(30):
+        rows.append(
+            f"{3 * i}.{(37 * i) % 1000:03d},{'ABC'[i % 3]},{i % 5},{('1.50', '007', '', '-0')[i % 4]}"
+        )
+    path.write_text("\n".join(rows) + "\n")
+
+
+def _native_parquet(path: Path) -> None:
+    """Native timestamps (nanoseconds) and dates, decimals beyond a float, durations, nested
+    values, empty strings, missing values, an infinite float, booleans."""
+    import datetime as dt
     from decimal import Decimal
 
-    n = 12
+    n = 18
     table = pa.table(
         {
             "type": ["A", "B", "C"] * (n // 3),
-            "ts": pa.array([10**9 * i + 7 for i in range(n)], pa.timestamp("ns")),
+            "at": pa.array([(978307200 + 20 * i) * 10**9 + 7 for i in range(n)], pa.timestamp("ns")),
             "p": pa.array([Decimal(f"1234567890123456789.{i:02d}") for i in range(n)], pa.decimal128(22, 2)),
             "w": pa.array(range(n), pa.duration("ms")),
             "g": ["", "x", None] * (n // 3),
-            "n": pa.array([{"k": [i]} for i in range(n)]),
+            "n": pa.array([{"k": [i, None], "s": "é\n"} for i in range(n)]),
+            "f": [i / 4 if i % 5 else float("inf") for i in range(n)],
+            "b": [bool(i % 2) for i in range(n)],
+            "d": pa.array([dt.date(2020, 1, 1 + i) for i in range(n)]),
         }
     )
-    data = tmp_path / "t.parquet"
-    pq.write_table(table, data, row_group_size=4)
-    query = "PATTERN SEQ(A a, B b) WHERE a.p < b.p AND b.w - a.w < 0.002 WITHIN 2 s"
-    for fmt in ("jsonl", "csv"):
-        args = [CEPCLI, "run", "-e", query, "-i", str(data), "--format", fmt, "-q"]
+    pq.write_table(table, path, row_group_size=5)
+
+
+def _iso_jsonl(path: Path) -> None:
+    """JSON lines with ISO times as JSON text, whole and fractional numbers, a field of mixed
+    types (kinds by its values), nested objects, booleans, nulls and empty strings."""
+    lines = []
+    for i in range(30):
+        at = f"2024-01-01T00:{i:02d}:00Z" if i % 2 else f"2024-01-01 00:{i:02d}:00.5"
+        obj = {
+            "ts": at,
+            "type": "ABC"[i % 3],
+            "v": i * 0.5 if i % 4 else i,
+            "mixed": ["n/a", 3, 4.5, "x"][i % 4],
+            "obj": {"q": [i, None]},
+            "flag": i % 3 == 0,
+            "z": None,
+            "s": "" if i % 5 == 0 else f"s{i}",
+        }
+        lines.append(json.dumps(obj))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _numbers_jsonl(path: Path) -> None:
+    """JSON lines with times as whole numbers of milliseconds, for a Kleene variable: events
+    of several rows in one cell of the table."""
+    lines = [
+        json.dumps({"ms": 1000 * i, "kind": "ABBC"[i % 4], "v": (i * 7) % 10 + 0.25, "tag": f"t{i}"})
+        for i in range(24)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+PRINTED = {
+    "csv-iso-dates": (
+        "in.csv",
+        _iso_csv,
+        "PATTERN SEQ(A a, B b) WHERE a.price < b.price WITHIN 20 min",
+        ["--time-col", "when"],
+    ),
+    "csv-numeric-times": (
+        "in.csv",
+        _numbers_csv,
+        "PATTERN SEQ(A a, OR(B b, C c)) WHERE a.x < b.x WITHIN 4",
+        [],
+    ),
+    "parquet-native": (
+        "in.parquet",
+        _native_parquet,
+        "PATTERN SEQ(A a, B b) WHERE a.p < b.p AND b.w - a.w < 0.002 AND a.f > 0 WITHIN 30 s",
+        ["--time-col", "at"],
+    ),
+    "jsonl-iso-text": (
+        "in.jsonl",
+        _iso_jsonl,
+        "PATTERN SEQ(A a, B+ b[], C c) WHERE a.v < c.v WITHIN 4 min",
+        [],
+    ),
+    "jsonl-numeric-times": (
+        "in.jsonl",
+        _numbers_jsonl,
+        "PATTERN SEQ(A a, B+ b[], C c) WHERE a.v < c.v AND b[i].v > 2 WITHIN 6 s",
+        ["--type-col", "kind", "--time-col", "ms", "--time-unit", "ms"],
+    ),
+}
+
+
+def _table_parts(text: str) -> tuple[list[str], list[tuple[str, ...]]]:
+    """A table's frame (its heading, borders and the ``N matches`` line, in order) and its
+    rows as a sorted multiset, each row its lines with the ``#`` cell left out (a row of a
+    Kleene variable spans lines; the number says where a row starts)."""
+    frame: list[str] = []
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.startswith("│"):
+            frame.append(line)
+            continue
+        number, rest = line[1:].split("│", 1)
+        if number.strip():
+            rows.append([])
+        rows[-1].append(rest)
+    return frame, sorted(tuple(r) for r in rows)
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED))
+def test_spark_prints_what_a_local_run_prints(tmp_path: Path, name: str) -> None:
+    """``cepcli run --spark`` writes what ``cepcli run`` writes, byte for byte, in every
+    format the driver writes: the table (the real times of text dates and timestamps, numbers
+    as written, values typed as locally), csv (the columns the query does not read as the
+    input wrote them) and jsonl. Output order is not part of the result (docs/semantics.md,
+    section 6): the shards' matches come shard after shard, so the lines of csv and jsonl
+    are compared sorted (csv's header first), and the table's rows as a multiset, its frame
+    (heading, widths, borders, count) exactly."""
+    file_name, write, query, flags = PRINTED[name]
+    data = tmp_path / file_name
+    write(data)
+    for fmt in ("table", "csv", "jsonl"):
+        args = [CEPCLI, "run", "-e", query, "-i", str(data), *flags, "--format", fmt, "-q"]
         local = _run(args, timeout=120)
         spark = _run([*args, "--spark", "--master", "local[2]"], timeout=300)
-        assert local.returncode == spark.returncode == 0, spark.stderr
-        assert local.stdout.count("\n") > 1 and spark.stderr == ""
-        assert sorted(spark.stdout.splitlines()) == sorted(local.stdout.splitlines()), fmt
+        assert local.returncode == 0, local.stderr
+        assert spark.returncode == 0 and spark.stderr == "", spark.stderr
+        if fmt == "table":
+            frame, rows = _table_parts(local.stdout)
+            assert 2 <= len(rows) <= 20, "every match in the table, more than one"
+            assert "1970-01-01" not in local.stdout
+            assert _table_parts(spark.stdout) == (frame, rows)
+        else:
+            expected = local.stdout.splitlines(keepends=True)
+            got = spark.stdout.splitlines(keepends=True)
+            if fmt == "csv":
+                assert got[:1] == expected[:1]
+                expected, got = expected[1:], got[1:]
+            assert len(expected) >= 2
+            assert sorted(got) == sorted(expected), fmt
+            assert spark.stdout.endswith("\n")
+
+
+_FLAGS = {"--time-col": "time_col", "--type-col": "type_col", "--time-unit": "time_unit"}
+
+
+@pytest.mark.parametrize("name", sorted(PRINTED))
+def test_the_shards_make_the_local_events(tmp_path: Path, name: str) -> None:
+    """The row factory (``cepcli.sources.rows``) makes the same events from a split reader's
+    shipped table as from the local run's pieces: row, time, type, mask, and every value of
+    the same Python type and value (no Spark needed to see it)."""
+    from cepcli.spark import _sample
+    from cepcli.spark.reading import read_split
+    from cepcli.spark.shards import _events
+    from cepcli.spark.splits import Split, row_groups
+
+    file_name, write, query, flags = PRINTED[name]
+    data = tmp_path / file_name
+    write(data)
+    inputs = InputOptions(str(data), **{_FLAGS[k]: v for k, v in zip(flags[::2], flags[1::2], strict=True)})
+    compiled = compile_text(query, "<query>", inputs.unit)
+
+    def shown(e: Event) -> tuple[object, ...]:
+        return (e.row, e.ts, e.type, e.mask, [(type(v), repr(v)) for v in e.values])
+
+    job = Job(compiled, inputs)
+    local = [shown(e) for e in job.source.events(job.prefilter, Stats(), job.typed) if e.mask]
+    job.close()
+    reading, _ = _sample(compiled, inputs, RunOptions(), Stats())
+    if file_name.endswith(".parquet"):
+        splits, _ = row_groups(str(data), 0, 1)
+    else:
+        splits = [Split(str(data), -1, -1, 0, len(local))]
+    shipped = [shown(e) for split in splits for e in _events(read_split(reading, split)[0], reading, None)]
+    assert len(local) > 4
+    assert shipped == local
+
+
+def test_a_match_travels_exactly() -> None:
+    """``MatchCodec``: every value an event holds comes back as the same Python value of the
+    same type (big integers, floats to the last bit and infinite, a decimal with its
+    exponent, text with quotes, line breaks and non-ASCII letters, booleans, None), with
+    its row, time and type; a Kleene variable's events in their order; one line."""
+    from decimal import Decimal
+
+    from cepcli.events import Event
+    from cepcli.output import MatchCodec
+    from cepcli.runtime.matches import Match
+
+    values = (
+        2**70,
+        -(2**63),
+        0.1 + 0.2,
+        float("inf"),
+        float("-inf"),
+        1.0,
+        Decimal("1234567890123456789.10"),
+        Decimal("1.23E+4"),
+        'a "quoted"\nline\tand é, 東',
+        "",
+        True,
+        False,
+        None,
+        '{"k":[1,null]}',
+    )
+    a = Event(3, -(2**63), "A", values, 5)
+    b1, b2 = Event(7, 2**63 - 1, "B", (1, None), 1), Event(9, 2**63 - 1, "B", (2, "x"), 1)
+    match = Match((("a", a), ("b", (b1, b2))))
+    codec = MatchCodec()
+    text = codec.encode(match)
+    assert "\n" not in text
+    back = MatchCodec().decode(text)
+    assert back.key == match.key
+    got = dict(back.bindings)
+    for original, copy in ((a, got["a"]), (b1, got["b"][0]), (b2, got["b"][1])):
+        assert (copy.row, copy.ts, copy.type) == (original.row, original.ts, original.type)
+        assert [(type(v), repr(v)) for v in copy.values] == [(type(v), repr(v)) for v in original.values]
+    assert codec.encode(match) == text  # each event's text made once, the same
 
 
 def test_a_parquet_directory_whose_files_disagree_is_one_line(tmp_path: Path) -> None:

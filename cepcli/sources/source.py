@@ -26,9 +26,10 @@ from cepcli.sources.batches import RawBatch, Reader
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
+from cepcli.sources.rows import make_events
 from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
 from cepcli.sources.times import TimeSpec, decide, looks_compact
-from cepcli.sources.typed import Plan, TypedBatch, time_shown, type_batch
+from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
 
@@ -216,11 +217,11 @@ class Source:
             del i
         return out
 
-    def plan(self, typed: frozenset[str]) -> Plan:
+    def typer(self, typed: frozenset[str]) -> Typing:
         """How this input's batches are typed; ``typed``: the columns the query reads."""
         schema = self.schema()
         assert self._time is not None
-        return Plan(
+        return Typing(
             schema,
             list(schema.current_kinds()),
             typed,
@@ -242,13 +243,13 @@ class Source:
         self.schema()
         counts = {f.bit: 0 for f in prefilter.variables}
         rows = 0
-        plan = self.plan(typed | prefilter.columns)
-        check = _Checks(self.options, self.name, Stats(), plan)
+        typer = self.typer(typed | prefilter.columns)
+        check = _Checks(self.options, self.name, Stats(), typer)
         try:
             for raw in self._buffer:
                 for batch in _pieces(raw, self.options.chunk_rows):
-                    kept, _ = check.batch(type_batch(batch, plan, self.name), batch.unreadable)
-                    masks, _ = prefilter.masks(kept.types, _columns(kept, plan), kept.ts, _events_at(kept))
+                    kept, _ = check.batch(type_batch(batch, typer, self.name), batch.unreadable)
+                    masks, _ = prefilter.masks(kept.types, _columns(kept, typer), kept.ts, _events_at(kept))
                     rows += len(kept.rows)
                     for bit in counts:
                         counts[bit] += int(np.count_nonzero(masks >> bit & 1))
@@ -285,8 +286,8 @@ class Source:
         """Each piece of the input, typed and checked (bad rows, and the time order from
         ``floor``: the latest row before it, as time, text and row), and prefiltered: the rows
         kept, their variable masks, and the error that ends the input after them (``fail``)."""
-        plan = self.plan(typed | prefilter.columns)
-        check = _Checks(self.options, self.name, stats, plan)
+        typer = self.typer(typed | prefilter.columns)
+        check = _Checks(self.options, self.name, stats, typer)
         check.latest = floor
         read = self._raw()
         while True:
@@ -297,14 +298,14 @@ class Source:
                 return
             for piece in _pieces(raw, self.options.chunk_rows):
                 started = time.perf_counter()
-                kept, error = check.batch(type_batch(piece, plan, self.name), piece.unreadable)
+                kept, error = check.batch(type_batch(piece, typer, self.name), piece.unreadable)
                 stats.events += len(kept.rows)
                 masks, evaluations = prefilter.masks(
-                    kept.types, _columns(kept, plan), kept.ts, _events_at(kept)
+                    kept.types, _columns(kept, typer), kept.ts, _events_at(kept)
                 )
                 stats.prefilter_evaluations += evaluations
                 stats.input_seconds += time.perf_counter() - started
-                for message in plan.warnings:
+                for message in typer.warnings:
                     stats.warn(message)
                 yield kept, masks, error
                 if error is not None:
@@ -385,8 +386,8 @@ def _tick(batch: TypedBatch) -> Event:
     return Event(int(batch.rows[last]), int(batch.ts[last]), "", (), 0)
 
 
-def _columns(batch: TypedBatch, plan: Plan) -> dict[str, pa.Array]:
-    return dict(zip(plan.schema.columns, batch.columns, strict=True))
+def _columns(batch: TypedBatch, typer: Typing) -> dict[str, pa.Array]:
+    return dict(zip(typer.schema.columns, batch.columns, strict=True))
 
 
 def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
@@ -396,13 +397,14 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
         if not len(positions):
             return []
         at = pa.array(positions, pa.int64())
-        rows = batch.rows[positions].tolist()
-        times = batch.ts[positions].tolist()
-        types = batch.types.take(at).to_pylist()
-        columns = [batch.values(i, at) for i in range(len(batch.columns))]
-        values = list(zip(*columns, strict=True)) if columns else [()] * len(rows)
-        bits = masks[positions].tolist() if masks is not None else [0] * len(rows)
-        return list(map(Event, rows, times, types, values, bits))
+        return make_events(
+            batch.rows[positions],
+            batch.ts[positions],
+            batch.types.take(at),
+            [c.take(at) for c in batch.columns],
+            batch.decimals,
+            masks[positions] if masks is not None else None,
+        )
 
     return make
 
@@ -410,12 +412,12 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
 class _Checks:
     """Bad rows (``--on-bad-row``) and the time order, batch after batch."""
 
-    def __init__(self, options: InputOptions, name: str, stats: Stats, plan: Plan) -> None:
+    def __init__(self, options: InputOptions, name: str, stats: Stats, typer: Typing) -> None:
         self.skip = options.on_bad_row == "skip"
         self.sort = options.sort
         self.name = name
         self.stats = stats
-        self.plan = plan
+        self.typer = typer
         self.latest: tuple[int, object, int] | None = None  # the latest row kept: time, as read, row
 
     def batch(

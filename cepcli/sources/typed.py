@@ -8,7 +8,7 @@ so a match shows the time as the input wrote it.
 
 On a pipe a column may not have a kind yet (``Kind.PENDING``: no present value so far);
 the first batch that holds a present value decides it from that value (and a pipe's time
-column likewise decides how times are read). Decisions go into the plan and into the
+column likewise decides how times are read). Decisions go into the typer and into the
 schema's ``decided`` kinds, which the writers read.
 """
 
@@ -32,7 +32,6 @@ from cepcli.sources.kinds import (
     fits,
     infer_kind,
     kind_of_type,
-    python_values,
     type_native,
     type_text,
 )
@@ -43,7 +42,7 @@ _LONG_INT = r"^\s*[+-]?\d{16,}\s*$"  # whole numbers a float64 may not hold exac
 
 
 @dataclass(slots=True)
-class Plan:
+class Typing:
     """How the batches of one input are typed. ``kinds`` change on a stream: a column with
     no value yet is decided by its first present value, and a column of whole numbers that
     meets a fraction becomes float from there on."""
@@ -90,13 +89,6 @@ class TypedBatch:
             self.decimals,
         )
 
-    def values(self, i: int, at: pa.Array) -> list[object]:
-        """Column ``i``'s values at positions ``at`` as an event holds them."""
-        column = self.columns[i].take(at)
-        if i in self.decimals:
-            return decimals(column)
-        return python_values(column)
-
 
 def decimals(text: pa.Array) -> list[object]:
     """Decimal text (checked by its shape) as ``Decimal``s: exact, equal and hashed as the
@@ -104,24 +96,26 @@ def decimals(text: pa.Array) -> list[object]:
     return [None if v is None else Decimal(v) for v in text.to_pylist()]
 
 
-def type_batch(raw: RawBatch, plan: Plan, name: str = "<input>") -> TypedBatch:
-    """One batch typed by ``plan``; ``name`` (the input's) for errors of the whole input."""
-    schema = plan.schema
+def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatch:
+    """One batch typed by ``typer``; ``name`` (the input's) for errors of the whole input."""
+    schema = typer.schema
     columns = raw.columns
-    text = plan.text if raw.text is None else raw.text
+    text = typer.text if raw.text is None else raw.text
     time_at = schema.index(schema.time_col)
-    if plan.time.how == "pending":
-        _decide_time(columns[time_at], plan)
-    ts, bad = nanoseconds(columns[time_at], plan.time, plan.nulls)
+    if typer.time.how == "pending":
+        _decide_time(columns[time_at], typer)
+    ts, bad = nanoseconds(columns[time_at], typer.time, typer.nulls)
     why: dict[int, str] = {}
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        why[first] = time_problem(columns[time_at][first].as_py(), plan.time, schema.time_col, plan.null_set)
+        why[first] = time_problem(
+            columns[time_at][first].as_py(), typer.time, schema.time_col, typer.null_set
+        )
     typed: list[pa.Array] = []
     for i, (column_name, column) in enumerate(zip(schema.columns, columns, strict=True)):
-        if plan.kinds[i] is Kind.PENDING:
-            _decide(column, i, plan, raw)
-        kind = plan.kinds[i]
+        if typer.kinds[i] is Kind.PENDING:
+            _decide(column, i, typer, raw)
+        kind = typer.kinds[i]
         native = not text and not (pa.types.is_string(column.type) and kind is not Kind.STR)
         if native:
             try:
@@ -129,25 +123,25 @@ def type_batch(raw: RawBatch, plan: Plan, name: str = "<input>") -> TypedBatch:
             except KindMismatch:
                 raise InputError(
                     f"column {column_name!r} is {column.type} here, which cannot be read as"
-                    f" {describe(kind)} (the column's kind, from {_origin(plan, i)})",
+                    f" {describe(kind)} (the column's kind, from {_origin(typer, i)})",
                     filename=name,
                 ) from None
         elif column_name == schema.time_col:
             values, wrong = column, np.zeros(0, dtype=np.int64)
-        elif column_name in plan.typed or plan.streaming:
-            values, wrong = type_text(column, kind, plan.nulls)
-            if len(wrong) and plan.streaming and kind is Kind.INT:
-                values, wrong = _widen(column, i, wrong, plan, raw)
-            if column_name not in plan.typed:
+        elif column_name in typer.typed or typer.streaming:
+            values, wrong = type_text(column, kind, typer.nulls)
+            if len(wrong) and typer.streaming and kind is Kind.INT:
+                values, wrong = _widen(column, i, wrong, typer, raw)
+            if column_name not in typer.typed:
                 values, wrong = _unread(column, values, wrong)
-            elif plan.kinds[i] is Kind.FLOAT and column_name not in plan.warned:
-                _warn_inexact(column, i, plan, raw)
+            elif typer.kinds[i] is Kind.FLOAT and column_name not in typer.warned:
+                _warn_inexact(column, i, typer, raw)
         else:
             values, wrong = column, np.zeros(0, dtype=np.int64)
         if len(wrong):
             bad[wrong] = True
             first = int(wrong[0])
-            why.setdefault(first, _contradiction(column_name, column[first], plan, i, native))
+            why.setdefault(first, _contradiction(column_name, column[first], typer, i, native))
         typed.append(values)
     types = columns[schema.index(schema.type_col)]
     if types.type != pa.string():
@@ -157,7 +151,7 @@ def type_batch(raw: RawBatch, plan: Plan, name: str = "<input>") -> TypedBatch:
     first_why = why[min(why)] if why else None
     text_decimals = frozenset(
         i
-        for i, (k, c) in enumerate(zip(plan.kinds, typed, strict=True))
+        for i, (k, c) in enumerate(zip(typer.kinds, typed, strict=True))
         if k is Kind.DECIMAL and pa.types.is_string(c.type)
     )
     return TypedBatch(raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals)
@@ -172,7 +166,7 @@ def _unread(column: pa.Array, values: pa.Array, wrong: np.ndarray) -> tuple[pa.A
     return column, np.zeros(0, dtype=np.int64)
 
 
-def _decide(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
+def _decide(column: pa.Array, i: int, typer: Typing, raw: RawBatch) -> None:
     """A pipe's column without a kind takes the kind of its first present value."""
     if pa.types.is_null(column.type):
         return
@@ -180,39 +174,39 @@ def _decide(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
         kind = kind_of_type(column.type)
         at = 0
     else:
-        present = np.flatnonzero(~np.asarray(missing(column, plan.nulls).to_numpy(zero_copy_only=False)))
+        present = np.flatnonzero(~np.asarray(missing(column, typer.nulls).to_numpy(zero_copy_only=False)))
         if not len(present):
             return
         at = int(present[0])
-        kind = infer_kind(column.slice(at, 1), plan.nulls)
+        kind = infer_kind(column.slice(at, 1), typer.nulls)
         if kind is Kind.TIME:  # conditions are compiled before it arrives: read as text
             kind = Kind.STR
-            name = plan.schema.columns[i]
-            plan.warnings.append(
+            name = typer.schema.columns[i]
+            typer.warnings.append(
                 f"column {name!r} had no value in the pipe's first row, and its first value"
                 f" {column[at].as_py()!r} (row {int(raw.rows[at])}) is a date-time: it is read as text"
                 f" (give --schema {name}:time to read it as a time)"
             )
-    plan.kinds[i] = kind
-    plan.schema.decided[i] = kind
-    plan.origins[i] = f"its first value, row {int(raw.rows[at])} (on a pipe, a column's first value)"
+    typer.kinds[i] = kind
+    typer.schema.decided[i] = kind
+    typer.origins[i] = f"its first value, row {int(raw.rows[at])} (on a pipe, a column's first value)"
 
 
-def _decide_time(column: pa.Array, plan: Plan) -> None:
+def _decide_time(column: pa.Array, typer: Typing) -> None:
     """A pipe whose time column had no value in its first row: its first present time
     decides how times are read (a number, or ISO-8601)."""
-    if pa.types.is_string(column.type) and not pc.any(pc.invert(missing(column, plan.nulls))).as_py():
+    if pa.types.is_string(column.type) and not pc.any(pc.invert(missing(column, typer.nulls))).as_py():
         return
-    plan.time = decide(column, plan.nulls, plan.time.unit, plan.time.format)
+    typer.time = decide(column, typer.nulls, typer.time.unit, typer.time.format)
 
 
-def _origin(plan: Plan, i: int) -> str:
-    return plan.origins.get(i, plan.sample)
+def _origin(typer: Typing, i: int) -> str:
+    return typer.origins.get(i, typer.sample)
 
 
-def _contradiction(name: str, scalar: pa.Scalar, plan: Plan, i: int, native: bool) -> str:
+def _contradiction(name: str, scalar: pa.Scalar, typer: Typing, i: int, native: bool) -> str:
     """Why a value is bad, and the fix: the kind the column would need."""
-    kind = plan.kinds[i]
+    kind = typer.kinds[i]
     value = time_shown(scalar)
     if native and kind.timed:
         return f"column {name!r} holds {value!r}, which is out of range: times must lie {RANGE}"
@@ -225,38 +219,38 @@ def _contradiction(name: str, scalar: pa.Scalar, plan: Plan, i: int, native: boo
         wider, what = "str", "text"
     return (
         f"column {name!r} holds {value!r}, which is not {describe(kind)} (the column's kind, read"
-        f" from {_origin(plan, i)}; to read it as {what}, give --schema {name}:{wider})"
+        f" from {_origin(typer, i)}; to read it as {what}, give --schema {name}:{wider})"
     )
 
 
 def _widen(
-    column: pa.Array, i: int, wrong: np.ndarray, plan: Plan, raw: RawBatch
+    column: pa.Array, i: int, wrong: np.ndarray, typer: Typing, raw: RawBatch
 ) -> tuple[pa.Array, np.ndarray]:
     """On a stream, a column of whole numbers that meets a fraction becomes float."""
     values = column.take(pa.array(wrong))
-    present = pc.filter(values, pc.invert(pc.is_in(values, value_set=plan.nulls)))
+    present = pc.filter(values, pc.invert(pc.is_in(values, value_set=typer.nulls)))
     if not fits(present, Kind.FLOAT):
-        return type_text(column, Kind.INT, plan.nulls)
-    plan.kinds[i] = Kind.FLOAT
-    plan.schema.decided[i] = Kind.FLOAT
-    name = plan.schema.columns[i]
-    plan.warnings.append(
+        return type_text(column, Kind.INT, typer.nulls)
+    typer.kinds[i] = Kind.FLOAT
+    typer.schema.decided[i] = Kind.FLOAT
+    name = typer.schema.columns[i]
+    typer.warnings.append(
         f"column {name!r} holds fractions from row {int(raw.rows[int(wrong[0])])} on: read as float from"
         f" there (give --schema {name}:float to read it as float from the start)"
     )
-    return type_text(column, Kind.FLOAT, plan.nulls)
+    return type_text(column, Kind.FLOAT, typer.nulls)
 
 
-def _warn_inexact(column: pa.Array, i: int, plan: Plan, raw: RawBatch) -> None:
+def _warn_inexact(column: pa.Array, i: int, typer: Typing, raw: RawBatch) -> None:
     """A float column of text whose whole numbers a float64 cannot hold exactly (beyond
     2^53: ids, nanoseconds) is said once, with the first such value and the fix."""
     long = pc.fill_null(pc.match_substring_regex(column, _LONG_INT), False)
     for at in np.flatnonzero(np.asarray(long.to_numpy(zero_copy_only=False), dtype=bool)):
         text = column[int(at)].as_py()
         if Decimal(float(text)) != Decimal(text.strip()):
-            name = plan.schema.columns[i]
-            plan.warned.add(name)
-            plan.warnings.append(
+            name = typer.schema.columns[i]
+            typer.warned.add(name)
+            typer.warnings.append(
                 f"column {name!r} holds whole numbers and fractions, so it is read as float, and"
                 f" {text.strip()} (row {int(raw.rows[int(at)])}) is not exactly a float: it compares and"
                 f" prints as {float(text)!r} (give --schema {name}:decimal to keep every value exact)"

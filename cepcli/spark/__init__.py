@@ -18,8 +18,12 @@ ids, quoting, null markers, kinds, times and bad rows are exactly the local run'
 4. **Evaluation** (``shards``, one task per shard, in parallel): time shards cut at the
    quantiles of the relevant rows' times, overlapping by the window (and, with ``[attr]``,
    grouped by the key too); each owns the matches whose earliest event falls in its range.
+   The events are the local run's: the split readers ship the columns of the local typed
+   pieces, and the local row factory (``cepcli.sources.rows``) makes the events from them.
 5. **Output**: with ``--output DIR`` the executors write the matches (JSON lines, CSV or
-   Parquet, Spark's writers); otherwise they stream to the driver's writer.
+   Parquet, Spark's writers); otherwise they stream to the driver's writer, the local one:
+   jsonl as the lines the executors made (written as they are), csv and the table from the
+   matches themselves (``cepcli.output.MatchCodec``: rows, times, types and typed values).
 
 Statistics are merged: rows and bad rows from the splits, the engines' counters summed
 over the shards (events in the overlaps are counted in each), peaks the largest of any
@@ -34,14 +38,14 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from cepcli.engines import engine
 from cepcli.errors import CepError, InputError, LimitError, UsageError
-from cepcli.events import Event, Kind, Schema
+from cepcli.events import Kind, Schema
 from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
+from cepcli.output import MatchCodec
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats, add_part
@@ -67,7 +71,7 @@ class SparkOptions:
     verbose: bool = False
     shard_seconds: float | None = None  # cuts time every so many seconds (the tests' tiny shards)
     split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
-    lines: bool = False  # matches reach the driver's sink as their jsonl lines (``match_line``)
+    lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
 
 
 def run_spark(
@@ -80,10 +84,12 @@ def run_spark(
     stats: Stats | None = None,
 ) -> Stats:
     """Run the query as a Spark job; ``start(schema, pattern)`` says where matches go (when
-    they are not written to ``spark.output``: with ``spark.lines``, as the jsonl lines (up to
-    ``PACKED`` in one string, joined by newlines) the
-    executors made, ``cepcli.output.match_line``), ``on_warning`` hears the warnings. The
-    counters go to ``stats`` (a new one if None), so that a caller interrupted has them."""
+    they are not written to ``spark.output``): as ``Match`` objects, each the match the
+    executor found (its events' rows, times, types and values, ``cepcli.output.MatchCodec``),
+    so that the local writers write what a local run writes; with ``spark.lines``, as the
+    jsonl lines the executors made (``cepcli.output.match_line``), up to ``PACKED`` in one
+    string, joined by newlines. ``on_warning`` hears the warnings. The counters go to
+    ``stats`` (a new one if None), so that a caller interrupted has them."""
     engine(options.engine)
     path = input_path(compiled, inputs.path)
     if path == "-":
@@ -98,7 +104,7 @@ def run_spark(
     stats.on_warning = on_warning
     started = time.perf_counter()
     lap = _Laps(stats)
-    reading, order, header_bytes = _sample(compiled, replace(inputs, path=files[0]), options, stats)
+    reading, order = _sample(compiled, replace(inputs, path=files[0]), options, stats)
     lap("sample")
     spark_session, archive = session(spark.master, spark.verbose)
     stats.extra["spark_class_archive"] = archive
@@ -108,7 +114,7 @@ def run_spark(
     held: list[Any] = []  # the frames this run cached, dropped when it ends
     with cancel_on_ctrl_c(context) as interrupted:
         try:
-            splits = _splits(context, files, reading, header_bytes, spark.split_bytes)
+            splits = _splits(context, files, reading, spark.split_bytes)
             lap("splits")
             data, reports = _read(spark_session, reading, splits, held)
             lap("read")
@@ -203,37 +209,39 @@ def _files(path: str) -> list[str]:
 
 def _sample(
     compiled: Compiled, inputs: InputOptions, options: RunOptions, stats: Stats
-) -> tuple[Reading, tuple[str, ...], int]:
-    """Kinds, time reading and frequency order from the first file's sample, read locally;
-    and the length of its header in bytes (CSV)."""
+) -> tuple[Reading, tuple[str, ...]]:
+    """Kinds, time reading, frequency order and the types the columns travel in, from the
+    first file's sample, read locally."""
     job = Job(compiled, inputs, options, stats=stats)
     try:
         schema = job.schema
-        spec = job.source._time
-        assert spec is not None
+        spec = job.time_reading
         order = job.order() if options.order is None else options.order
-        header_bytes = len(getattr(job.source.reader, "_header_bytes", b""))
+        ship, exact = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
     stats.order = order or tuple(v.name for v in compiled.pattern.variables if not v.negated)
+    # the executors' kinds are the sample's; a time column of text read as ISO-8601 is given
+    # as a time (a JSON field of text is a ``str`` column), so that they read it so too
+    kinds = tuple(
+        Kind.TIME if name == schema.time_col and spec.how == "iso" else kind
+        for name, kind in zip(schema.columns, schema.kinds, strict=True)
+    )
     given = replace(
         inputs,
         path=None,
         columns=schema.columns,
-        schema=tuple(zip(schema.columns, schema.kinds, strict=True)),
+        schema=tuple(zip(schema.columns, kinds, strict=True)),
         time_format=spec.format,
     )
-    native = spec.how == "native"
-    reading = Reading(compiled.text, given, schema, ship_types(schema, native), native, job.source.sample)
-    return reading, order, header_bytes
+    reading = Reading(compiled.text, given, schema, ship, exact, job.source.sample)
+    return reading, order
 
 
 # --- 2. the splits ----------------------------------------------------------------------
 
 
-def _splits(
-    context: Any, files: list[str], reading: Reading, header_bytes: int, least: int | None
-) -> list[Split]:
+def _splits(context: Any, files: list[str], reading: Reading, least: int | None) -> list[Split]:
     """Every file's splits, with row ids going on from file to file."""
     from cepcli.spark import splits as cut
 
@@ -241,6 +249,7 @@ def _splits(
     if least is not None:
         parts = 1 << 30
     fmt = format_of(files[0], reading.inputs.format)
+    header_bytes = -1  # the first file's header (a file whose first record is empty has its length)
     plans: list[tuple[str, str]] = []  # (file, how): ranges, groups or whole
     ranges: list[tuple[str, int, int]] = []
     starts: dict[str, int] = {}
@@ -250,7 +259,11 @@ def _splits(
         elif path.lower().endswith(_COMPRESSED) or _magic(path):
             plans.append((path, "whole"))
         else:
-            start = _header_length(path, header_bytes) if fmt == "csv" and reading.inputs.header else 0
+            start = 0
+            if fmt == "csv" and reading.inputs.header:
+                if header_bytes < 0:
+                    header_bytes = _header_length(files[0], 0)
+                start = _header_length(path, header_bytes)
             starts[path] = start
             plans.append((path, "ranges"))
             ranges += cut.plan_ranges(path, start, max(1, parts // len(files)), least or 1 << 20)
@@ -492,6 +505,7 @@ def _evaluate(
         cut[0] if cut else None,
         options.max_instances,
         flat,
+        spark.lines or spark.output is not None,  # the jsonl lines, written as they are
     )
     names = flat_columns(reading.schema, pattern)
     out = pa.schema(
@@ -503,7 +517,10 @@ def _evaluate(
         shard = index[int(table.column(SHARD)[0].as_py())]
         found = evaluate(job, shard, table.drop_columns([SHARD]))
         rows = list(found) if flat else packed(found)
-        columns: dict[str, list[Any]] = {"kind": [r["kind"] for r in rows], "text": [r["text"] for r in rows]}
+        columns: dict[str, list[Any]] = {
+            "kind": [r["kind"] for r in rows],
+            "text": [r.get("text") for r in rows],
+        }
         if flat:
             for i, name in enumerate(names):
                 columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in rows]
@@ -542,6 +559,7 @@ def _evaluate(
     context.setJobDescription("cepcli: stream the matches to the driver")
     written = 0
     lines = spark.lines  # the executors' lines are the local writer's
+    codec = MatchCodec()  # else each match as the executor had it, for the local writers
     for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
         pack = row[0].split("\n")  # up to PACKED matches
         if options.max_matches is not None:
@@ -550,7 +568,7 @@ def _evaluate(
             on_match("\n".join(pack))  # written as they are, at once
         else:
             for line in pack:
-                on_match(_match(json.loads(line, parse_float=Decimal), reading.schema))
+                on_match(codec.decode(line))
         written += len(pack)
         if options.max_matches is not None and written >= options.max_matches:
             stats.extra["stopped_at_max_matches"] = True
@@ -559,14 +577,14 @@ def _evaluate(
     stats.matches = written
 
 
-PACKED = 512  # matches per row of the result, when they travel as jsonl lines
+PACKED = 512  # matches per row of the result, as they travel to the driver
 
 
 def packed(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """A shard's result rows with up to ``PACKED`` consecutive matches in one row, their
-    jsonl lines joined by newlines (a line has none of its own): the driver takes a row at a
-    time (``toLocalIterator``), and a row costs as much as its text there; the text writer of
-    ``--output DIR`` writes the same lines."""
+    lines (jsonl, or ``MatchCodec``'s) joined by newlines (a line has none of its own): the
+    driver takes a row at a time (``toLocalIterator``), and a row costs as much as its text
+    there; the text writer of ``--output DIR`` writes the same jsonl lines."""
     out: list[dict[str, Any]] = []
     lines: list[str] = []
     for row in rows:
@@ -726,27 +744,3 @@ def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
         flat.write.mode("errorifexists").option("header", True).csv(spark.output)
     else:
         flat.write.mode("errorifexists").parquet(spark.output)
-
-
-def _match(obj: dict[str, Any], schema: Schema) -> Match:
-    """A match back on the driver, for the local writers: its JSON (fractions read as
-    ``Decimal``s) with each value as a local event holds it (a float, a decimal, a nested
-    value's JSON text)."""
-    kinds = schema.kinds
-
-    def value(v: Any, kind: Kind) -> Any:
-        if isinstance(v, Decimal) and kind is not Kind.DECIMAL:
-            return float(v)
-        if isinstance(v, dict | list):
-            return json.dumps(v, separators=(",", ":"))
-        return v
-
-    def event(o: dict[str, Any]) -> Event:
-        values = [value(o.get(c), k) for c, k in zip(schema.columns, kinds, strict=True)]
-        return Event(int(o["_row"]), 0, str(o.get(schema.type_col)), values, 0)
-
-    bindings = tuple(
-        (name, tuple(event(e) for e in value) if isinstance(value, list) else event(value))
-        for name, value in sorted(obj.items())
-    )
-    return Match(bindings)

@@ -1,11 +1,14 @@
 """An executor reads one split with the local reader, and keeps the rows some variable can
 use (no pyspark here: this runs inside Spark's Python workers, and in the tests).
 
-The split is read exactly as the local run reads the file (``Source``, with the column
+The split is read exactly as the local run reads the file (``Job.pieces``, with the column
 kinds and time reading the driver decided from the file's sample), so quoting, null
-markers, kinds, time parsing and bad rows are the local run's. What comes out is one Arrow
-table of the kept rows a variable can use, in the columns' fixed types (``ship_types``)
-and three more (row id, time in nanoseconds, variable mask), and a report: the rows kept,
+markers, kinds, time parsing, the columns typed and bad rows are the local run's. What
+comes out is one Arrow table of the kept rows a variable can use, each column holding what
+the local run's typed pieces hold, in a type Spark carries (``ship_types``: decimals as
+their exact text, nested values as their JSON text), so that the shards make the local
+events from it (``cepcli.sources.rows``); and three more columns (row id, time in
+nanoseconds, variable mask), and a report: the rows kept,
 the bad rows and the first of them, and the first and latest kept times, from which the
 driver chains the time-order check across splits (see ``cepcli.spark``), and up to
 ``TIME_SAMPLE`` of the kept rows' times, evenly spaced, from which it cuts the time shards
@@ -14,6 +17,7 @@ driver chains the time-order check across splits (see ``cepcli.spark``), and up 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,10 +27,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cepcli.errors import InputError
-from cepcli.events import Schema
+from cepcli.events import Kind, Schema
 from cepcli.job import Job, compile_text
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import as_text
+from cepcli.sources.kinds import as_text, json_texts, kind_of_type
 from cepcli.sources.options import InputOptions
 from cepcli.sources.text import ARROW_TYPES
 from cepcli.sources.typed import time_shown
@@ -44,23 +48,53 @@ class Reading:
     inputs: InputOptions  # with the file's columns and kinds, and the time reading, given
     schema: Schema
     ship: tuple[tuple[str, str], ...]  # column -> Arrow type name it travels as
-    native_time: bool  # the time column is a timestamp (Parquet): it travels as nanoseconds
+    decimals: frozenset[int]  # the columns (by position) of exact decimals, travelling as text
     sample: str  # where the kinds came from (the driver's sample), for messages
 
 
-def ship_types(schema: Schema, native_time: bool) -> tuple[tuple[str, str], ...]:
-    """The type each column travels in: its kind's type (a time column of text as it was
-    written, so matches show it as the local run does; times and durations as int64
-    nanoseconds; decimals as their exact text, nested values as their JSON text)."""
-    out = []
-    for name, kind in zip(schema.columns, schema.kinds, strict=True):
-        if name == schema.time_col:
-            out.append((name, "int64" if native_time else "string"))
-        elif kind.timed:
-            out.append((name, "int64"))
-        else:
-            out.append((name, str(ARROW_TYPES.get(kind, pa.string()))))
-    return tuple(out)
+def ship_types(job: Job) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
+    """The type each column travels in, and the columns of decimals, from the first piece of
+    the job's input typed as the local run types it (the driver's sample, already read; the
+    job's pieces are used up): text as text (a column the query does not read keeps the text
+    the input wrote, as locally; so does a time column of text), integers as int64, floats,
+    booleans, times and durations as int64 nanoseconds, decimals as their exact text, nested
+    values as their JSON text. With no row in the sample, by the kinds: the columns the query
+    reads as their kind's type, the others as text."""
+    schema = job.schema
+    piece = None
+    with contextlib.suppress(InputError):  # the executors meet it, where it is
+        piece = next(job.pieces(stats=Stats()), None)
+    if piece is None:
+        read = job.typed | job.prefilter.columns
+        native = job.time_reading.how == "native"
+        out = []
+        for name, kind in zip(schema.columns, schema.kinds, strict=True):
+            if name == schema.time_col:
+                out.append((name, "int64" if native else "string"))
+            elif kind.timed and name in read:
+                out.append((name, "int64"))
+            else:
+                out.append((name, str(ARROW_TYPES.get(kind, pa.string())) if name in read else "string"))
+        exact = frozenset(
+            i for i, k in enumerate(schema.kinds) if k is Kind.DECIMAL and schema.columns[i] in read
+        )
+        return tuple(out), exact
+    batch = piece[0]
+    types = tuple((name, _ship_type(c.type)) for name, c in zip(schema.columns, batch.columns, strict=True))
+    exact = frozenset(batch.decimals) | {
+        i for i, c in enumerate(batch.columns) if pa.types.is_decimal(c.type)
+    }
+    return types, exact
+
+
+def _ship_type(type_: pa.DataType) -> str:
+    if pa.types.is_integer(type_) or pa.types.is_timestamp(type_) or pa.types.is_duration(type_):
+        return "int64"
+    if pa.types.is_floating(type_):
+        return "double"
+    if pa.types.is_boolean(type_):
+        return "bool"
+    return "string"
 
 
 def arrow_schema(reading: Reading) -> pa.Schema:
@@ -88,16 +122,14 @@ def read_split(
         )
     stats = Stats()
     job = Job(compile_text(reading.query, "<query>", options.unit), options, stats=stats)
-    job.source.sample = reading.sample  # the kinds are the driver's
+    job.source.sample = reading.sample  # the kinds are the driver's, for messages
     target = arrow_schema(reading)
     pieces: list[pa.Table] = []
     first: tuple[int, object, int] | None = None
     last: tuple[int, object, int] | None = None
     bad: tuple[int, str] | None = None
     try:
-        for kept, masks, error in job.source.kept(
-            job.prefilter, stats, frozenset(reading.schema.columns), floor
-        ):
+        for kept, masks, error in job.pieces(floor):
             if len(kept.rows):
                 if first is None:
                     first = (int(kept.ts[0]), time_shown(kept.time_text[0]), int(kept.rows[0]))
@@ -129,14 +161,21 @@ def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, targe
         values = column.take(take)
         want = _TYPES[type_name]
         if want == pa.string():
-            values = as_text(values)
+            # as an event holds it (``cepcli.sources.rows``): nested values as their JSON
+            nested = kind_of_type(values.type) is Kind.OTHER
+            values = pa.array(json_texts(values), pa.string()) if nested else as_text(values)
         elif values.type != want:
             try:
                 values = pc.cast(values, want)
-            except pa.ArrowInvalid:  # uint64 beyond int64
-                raise InputError(
-                    f"column {name!r} holds integers beyond int64, which --spark cannot carry: run"
-                    " without --spark"
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                if pa.types.is_unsigned_integer(values.type):
+                    raise InputError(
+                        f"column {name!r} holds integers beyond int64, which --spark cannot carry: run"
+                        " without --spark"
+                    ) from None
+                raise InputError(  # a JSON field of one type in the sample, and of another here
+                    f"column {name!r} holds {values.type} values here where the sample had {want},"
+                    f" which --spark cannot carry: give --schema {name}:str, or run without --spark"
                 ) from None
         columns.append(values)
     columns += [pa.array(kept.rows[at]), pa.array(kept.ts[at]), pa.array(masks[at])]

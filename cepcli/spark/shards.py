@@ -22,11 +22,11 @@ import pyarrow as pa
 
 from cepcli.engines import run_pattern
 from cepcli.errors import LimitError
-from cepcli.events import Event, Kind
+from cepcli.events import Event
 from cepcli.job import compile_text
-from cepcli.output import flat_row, match_line, variables
+from cepcli.output import MatchCodec, flat_row, match_line, variables
 from cepcli.runtime.stats import Stats, part_work
-from cepcli.sources.typed import decimals
+from cepcli.sources.rows import make_events
 from cepcli.spark.reading import MASK, ROW, TS, Reading
 
 SHARD = "__cepcli_shard"
@@ -45,11 +45,13 @@ class Evaluation:
     cut: int | None  # a bad row stops the input there (--on-bad-row fail)
     max_instances: int | None  # a shard stops past this many live instances (the driver says why)
     flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
+    lines: bool  # a match's text is its jsonl line (else ``MatchCodec``'s, for the driver's writers)
 
 
 def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str, Any]]:
-    """The matches one shard owns (``kind`` ``match``: the jsonl line, ``match_line``, and the
-    flat columns), then its statistics (``kind`` ``stats``)."""
+    """The matches one shard owns (``kind`` ``match``: its text, the jsonl line ``match_line``
+    or with ``lines`` off the ``MatchCodec`` line the driver's writers decode; with ``flat``
+    the flat columns instead), then its statistics (``kind`` ``stats``)."""
     began = time.time()
     reading = job.reading
     compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
@@ -61,15 +63,18 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     owned = 0
     limit = None
     names = variables(pattern)
+    codec = MatchCodec()
     events = _events(table, reading, job.cut)
     try:
         for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
             if not low <= match.first_ts < high:
                 continue  # another shard owns it
             owned += 1
-            row: dict[str, Any] = {"kind": "match", "text": match_line(match, schema, names)}
+            row: dict[str, Any] = {"kind": "match"}
             if job.flat:
                 row["flat"] = flat_row(match, schema, pattern)
+            else:
+                row["text"] = match_line(match, schema, names) if job.lines else codec.encode(match)
             yield row
     except _Cut:
         pass  # a bad row stopped the input: what waited for later rows stays undecided
@@ -96,16 +101,14 @@ class _Cut(Exception):
 
 
 def _events(table: pa.Table, reading: Reading, cut: int | None) -> Iterator[Event]:
-    kinds = reading.schema.kinds
-    columns = [
-        decimals(table.column(n).combine_chunks()) if kind is Kind.DECIMAL else table.column(n).to_pylist()
-        for (n, _), kind in zip(reading.ship, kinds, strict=True)
-    ]
-    rows = table.column(ROW).to_pylist()
-    times = table.column(TS).to_pylist()
-    masks = table.column(MASK).to_pylist()
-    types = table.column(reading.schema.type_col).to_pylist()
-    values = list(zip(*columns, strict=True)) if columns else [()] * len(rows)
-    yield from map(Event, rows, times, types, values, masks)
+    """The shard's events, made by the local row factory from the shipped columns."""
+    yield from make_events(
+        table.column(ROW),
+        table.column(TS),
+        table.column(reading.schema.type_col),
+        [table.column(name) for name, _ in reading.ship],
+        reading.decimals,
+        table.column(MASK),
+    )
     if cut is not None:
         raise _Cut
