@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
+from typing import Protocol, Self, TypeVar
 
 TIME_UNITS = ("s", "ms", "us", "ns")
 UNITS: dict[str, int] = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}  # nanoseconds per unit
@@ -37,6 +38,17 @@ def duration_text(ns: int) -> str:
     return f"{'-' if ns < 0 else ''}PT{seconds}{fraction}S"
 
 
+class Instants(Protocol):
+    """Times in nanoseconds, one (an int) or many at once (a numpy array)."""
+
+    def __add__(self, other: int, /) -> Self: ...
+
+    def __sub__(self, other: int, /) -> Self: ...
+
+
+T = TypeVar("T", bound=Instants)
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """A pattern's window ``W`` in nanoseconds. Events are inside it together when the
@@ -50,9 +62,9 @@ class Window:
         """Are events from ``earliest`` to ``latest`` inside one window?"""
         return latest - earliest <= self.ns
 
-    def reach(self, earliest: int, latest: int) -> tuple[int, int]:
+    def reach(self, earliest: T, latest: T) -> tuple[T, T]:
         """The times an event may have to share a window with events spanning
-        ``[earliest, latest]``: ``[latest - W, earliest + W]``."""
+        ``[earliest, latest]``: ``[latest - W, earliest + W]`` (for many spans at once too)."""
         return latest - self.ns, earliest + self.ns
 
     def horizon(self, now: int) -> int:

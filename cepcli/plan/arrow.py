@@ -15,7 +15,7 @@ column not decided yet). So both give the same answer on every value;
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -39,20 +39,34 @@ _VECTORISED = (pa.int64(), pa.float64(), pa.bool_(), pa.string())  # the types c
 
 
 class Frame:
-    """The columns of a batch as the conditions see them."""
+    """What the conditions read, row by row: ``column(var, attr)`` the values of a
+    variable's attribute, ``times(var)`` its events' times (int64 nanoseconds). One row is
+    one event (the prefilter: every variable is the row's event) or one tuple of events (a
+    partial match of the columnar engine)."""
 
-    def __init__(self, columns: Mapping[str, pa.Array], ts: np.ndarray, schema: Schema) -> None:
-        self.columns = columns
-        self.ts = ts
+    def __init__(
+        self,
+        size: int,
+        schema: Schema,
+        column: Callable[[str, str], pa.Array],
+        times: Callable[[str], np.ndarray],
+    ) -> None:
+        self.size = size
         self.schema = schema
-        self.size = len(ts)
+        self.column = column
+        self.times = times
 
-    def value(self, attr: str) -> tuple[pa.Array, np.ndarray | None]:
+    @classmethod
+    def of_events(cls, columns: Mapping[str, pa.Array], ts: np.ndarray, schema: Schema) -> Frame:
+        """Rows that are single events (every variable reads the same row)."""
+        return cls(len(ts), schema, lambda var, attr: columns[attr], lambda var: ts)
+
+    def value(self, var: str, attr: str) -> tuple[pa.Array, np.ndarray | None]:
         """A column's values (times in time units, whole ones only: the others unsure)."""
         schema = self.schema
         if attr == schema.time_col:
-            return _units(pa.array(self.ts), schema.time_unit)
-        column = self.columns[attr]
+            return _units(pa.array(self.times(var)), schema.time_unit)
+        column = self.column(var, attr)
         kind = schema.kind(attr)
         if kind.timed:
             return _units(column, schema.time_unit)
@@ -117,8 +131,8 @@ def _value(expr: a.Expr, frame: Frame) -> tuple[pa.Array | pa.Scalar, np.ndarray
             return pa.scalar(v), None
         case a.Str(v) | a.Bool(v):
             return pa.scalar(v), None
-        case a.Attr(_, attr):
-            return frame.value(attr)
+        case a.Attr(var, attr):
+            return frame.value(var, attr)
         case a.Abs(operand) | a.Minus(operand):
             value, unsure = _value(operand, frame)
             fn = pc.abs_checked if isinstance(expr, a.Abs) else pc.negate_checked

@@ -97,7 +97,7 @@ class Prefilter:
         the events the compiled conditions need for unsure rows."""
         mask = np.zeros(len(types), dtype=np.int64)
         evaluations = 0
-        frame = Frame(columns, ts, self.schema)
+        frame = Frame.of_events(columns, ts, self.schema)
         codes = self._codes(types)
         self._see(types, codes)
         for f in self.variables:
