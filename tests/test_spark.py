@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 from cepcli.cli import cli
+from cepcli.clock import Window
 from cepcli.engines import ENGINE_NAMES
 from cepcli.errors import CepError
 from cepcli.events import Event
@@ -293,7 +294,7 @@ def test_rows_reach_every_shard_whose_input_holds_them_at_the_int64_edges(spark:
     times = [low, low + 5, low + 15, -11, -10, 0, 10, 11, high - 15, high - 5, high]
     frame = spark.createDataFrame([(t,) for t in times], f"`{TS}` long")
     got: dict[int, set[int]] = {}
-    for row in frame.select(TS, _shards(bounds, window, labels).alias("s")).collect():
+    for row in frame.select(TS, _shards(bounds, Window(window), labels).alias("s")).collect():
         got.setdefault(row[0], set()).add(labels.index(row[1]))
 
     def expected(t: int) -> set[int]:  # shard k spans [b_(k-1) - W, b_k + W], unbounded at the ends

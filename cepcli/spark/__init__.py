@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cepcli.clock import Slice, Window
 from cepcli.engines import engine
 from cepcli.errors import CepError, InputError, LimitError, UsageError
 from cepcli.events import Kind, Schema
@@ -531,7 +532,7 @@ def _evaluate(
     # one partition per shard, so that the executors evaluate the shards side by side (a
     # repartition to an explicit number is not coalesced by adaptive execution, and it
     # satisfies the grouping below without another shuffle)
-    spread_frame = data.withColumn(SHARD, _shards(bounds, pattern.window, labels)).repartition(
+    spread_frame = data.withColumn(SHARD, _shards(bounds, Window(pattern.window), labels)).repartition(
         len(labels), SHARD
     )
     keys = [F.col(SHARD)]
@@ -602,19 +603,21 @@ def packed(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _shards(bounds: tuple[int, ...], window: int, labels: tuple[int, ...]) -> Any:
+def _shards(bounds: tuple[int, ...], window: Window, labels: tuple[int, ...]) -> Any:
     """A row's shards, one row each (in the JVM): shard ``k`` receives the rows of
-    ``[b_k - W, b_(k+1) + W]`` (``cepcli.spark.shards``), so a row at ``t`` goes to the
-    shards from the number of bounds with ``b + W < t`` to the number with ``b - W <= t``
-    (the bounds moved by the window here, clamped to int64, so that nothing overflows)."""
+    ``Window.around`` its slice, ``[b_k - W, b_(k+1) + W]`` (``cepcli.spark.shards``), so a
+    row at ``t`` goes to the shards from the number of bounds ``b`` whose reach ends before
+    ``t`` to the number whose reach begins at or before ``t`` (clamped to int64, so that
+    nothing overflows)."""
     from pyspark.sql import functions as F
 
     def longs(values: list[int]) -> str:
         return "array(" + ",".join(f"{max(min(v, _MAX), _MIN)}L" for v in values) + ")"
 
     ts = f"`{TS}`"
-    low = f"size(filter({longs([b + window for b in bounds])}, e -> e < {ts}))" if bounds else "0"
-    high = f"size(filter({longs([b - window for b in bounds])}, e -> e <= {ts}))" if bounds else "0"
+    reach = [window.around(Slice(b, b)) for b in bounds]  # the rows both sides of b read
+    low = f"size(filter({longs([end for _, end in reach])}, e -> e < {ts}))" if bounds else "0"
+    high = f"size(filter({longs([begin for begin, _ in reach])}, e -> e <= {ts}))" if bounds else "0"
     labelled = ",".join(f"{label}L" for label in labels)
     return F.expr(f"explode(transform(sequence({low}, {high}), k -> element_at(array({labelled}), k + 1)))")
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from cepcli.clock import Slice
 from cepcli.engines import run_pattern
 from cepcli.errors import LimitError
 from cepcli.events import Event
@@ -56,8 +57,9 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     reading = job.reading
     compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
     schema, pattern = reading.schema, compiled.pattern
-    low = job.bounds[shard - 1] if shard > 0 else -FAR
-    high = job.bounds[shard] if shard < len(job.bounds) else FAR
+    part = Slice(
+        job.bounds[shard - 1] if shard > 0 else -FAR, job.bounds[shard] if shard < len(job.bounds) else FAR
+    )
     table = table.sort_by([(TS, "ascending"), (ROW, "ascending")])
     stats = Stats(engine=job.engine, max_instances=job.max_instances)
     owned = 0
@@ -67,7 +69,7 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     events = _events(table, reading, job.cut)
     try:
         for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
-            if not low <= match.first_ts < high:
+            if not part.owns(match.first_ts):
                 continue  # another shard owns it
             owned += 1
             row: dict[str, Any] = {"kind": "match"}
