@@ -20,6 +20,7 @@ from cepcli.engines import ENGINES, engine, run_pattern
 from cepcli.errors import QueryError, UsageError
 from cepcli.events import Event, Schema
 from cepcli.job import Compiled, Job
+from cepcli.notes import Notes
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
@@ -80,7 +81,7 @@ def bench(
     started = time.perf_counter()
     events, schema, read_stats = read_events(compiled, options)
     read_seconds = time.perf_counter() - started
-    read_stats.report_bad_rows()
+    Notes(read_stats.warnings).bad_rows(read_stats.bad_rows, read_stats.first_bad_row)
     result = BenchResult(
         str(compiled.query.structure.span),
         read_stats.events,

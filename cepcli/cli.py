@@ -377,6 +377,7 @@ def run_command(
     from rich.console import Console
 
     from cepcli.job import Job, RunOptions
+    from cepcli.notes import Notes
     from cepcli.render import JsonlWriter, progress_bar, shown_columns, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
     from cepcli.writing import (
@@ -392,7 +393,7 @@ def run_command(
 
     err = Console(stderr=True)
     compiled, inputs = _prepare(query, expression, kw)
-    options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances)
+    options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances, max_subsets)
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt == "parquet" and directory is None:
         raise click.UsageError(
@@ -442,8 +443,8 @@ def run_command(
     def warn(message: str) -> None:
         _warn(err, message)
 
-    live = Stats(max_subsets=max_subsets)
-    live.on_warning = warn
+    live = Stats()
+    notes = Notes(live.warnings, warn)
     try:
         with lines:
             if use_spark:
@@ -452,7 +453,7 @@ def run_command(
                 spark = SparkOptions(master, partitions, directory, fmt, verbose, lines=fmt == "jsonl")
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             else:
-                job = Job(compiled, inputs, options, stats=live)
+                job = Job(compiled, inputs, options, stats=live, notes=notes)
                 total = job.source.progress()[1]
                 show_progress = not quiet and err.is_terminal
                 on_match = start(job.schema, job.pattern)

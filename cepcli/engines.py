@@ -22,6 +22,7 @@ from cepcli.runtime.adaptive import evaluate_adaptive
 from cepcli.runtime.chain import evaluate_chain
 from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
+from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 from cepcli.runtime.tree import evaluate_tree
 
@@ -35,7 +36,7 @@ class Engine:
 
     name: str
     build: Callable[[Pattern, tuple[str, ...]], Any]
-    evaluate: Callable[[Any, Iterable[Event], Schema, Stats], Iterator[Match]]
+    evaluate: Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
     lazy: bool
 
 
@@ -90,12 +91,14 @@ def run_pattern(
     schema: Schema,
     stats: Stats,
     order: tuple[str, ...] = (),
+    options: EvalOptions | None = None,
 ) -> Iterator[Match]:
     """Build the automaton of engine ``name`` (lazy engines: for ``order``, rarest
-    first; variables it leaves out follow in pattern order) and run it over ``events``."""
+    first; variables it leaves out follow in pattern order) and run it over ``events``
+    (``options``: how the evaluation goes; by default a file's, with no limit)."""
     chosen = engine(name)
     stats.engine = name
     automaton = chosen.build(pattern, order)
     if chosen.lazy:
         stats.order = automaton.order
-    return chosen.evaluate(automaton, events, schema, stats)
+    return chosen.evaluate(automaton, events, schema, stats, options or EvalOptions())

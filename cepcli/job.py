@@ -20,10 +20,12 @@ from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import InputError, QueryError, UsageError
 from cepcli.events import Schema
 from cepcli.explain import Explanation, explain
+from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.checks import check_schema, text_orderings
 from cepcli.runtime.matches import Match
+from cepcli.runtime.options import MAX_SUBSETS, EvalOptions
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, from_text
 
@@ -41,6 +43,7 @@ class RunOptions:
     max_matches: int | None = None
     stats_every: int = 0
     max_instances: int | None = None  # stop with an error past this many live instances
+    max_subsets: int = MAX_SUBSETS  # warn when one Kleene candidate set allows more subsets
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,7 @@ class Job:
         data: object = None,
         stdin: IO[bytes] | None = None,
         stats: Stats | None = None,
+        notes: Notes | None = None,
     ) -> None:
         self.run = run or RunOptions()
         engine(self.run.engine)  # fail fast on an unknown engine
@@ -126,10 +130,11 @@ class Job:
             _check_order(compiled.pattern, self.run.order)
         self.compiled = compiled
         self.stats = stats if stats is not None else Stats()
-        self.stats.every = self.run.stats_every
-        self.stats.max_instances = self.run.max_instances
+        self.notes = notes if notes is not None else Notes(self.stats.warnings)
+        if self.run.stats_every:
+            self.stats.series = []  # recorded as the run goes
         if self.run.order is not None and not engine(self.run.engine).lazy:
-            self.stats.warn(
+            self.notes.warn(
                 f"--order is for the chain engines (chain, first-chance, post-processing);"
                 f" {self.run.engine} ignores it"
             )
@@ -141,7 +146,7 @@ class Job:
         self.started = time.perf_counter()
         if data is None:
             options = replace(options, path=input_path(compiled, options.path))
-        self.source = Source(options, data, stdin, self.stats)
+        self.source = Source(options, data, stdin, self.stats, self.notes)
         try:
             self.schema: Schema = self.source.schema()
             check_schema(compiled.query, self.schema)
@@ -195,6 +200,15 @@ class Job:
         stats.extra["order_source"] = f"measured over {where}"
         return self.pattern.rarest_first(counts)
 
+    @property
+    def evaluation(self) -> EvalOptions:
+        """How the engines run: the input's kind (a pipe: nothing may wait), the limits, the
+        warnings' destination."""
+        run = self.run
+        return EvalOptions(
+            self.source.streaming, run.stats_every, run.max_subsets, run.max_instances, self.notes
+        )
+
     def matches(self) -> Iterator[Match]:
         """Evaluate, yielding each match as it is found. The statistics are complete when
         the iteration ends (also when it is stopped early, or fails)."""
@@ -203,9 +217,10 @@ class Job:
         try:
             order = self.order()
             stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-            stats.live = self.source.streaming
             events = self.source.events(self.prefilter, stats, self.typed)
-            for match in run_pattern(pattern, self.run.engine, events, self.schema, stats, order):
+            for match in run_pattern(
+                pattern, self.run.engine, events, self.schema, stats, order, self.evaluation
+            ):
                 yield match
                 written += 1
                 if self.run.max_matches is not None and written >= self.run.max_matches:
@@ -214,7 +229,7 @@ class Job:
             else:
                 self._warn_unseen()
         finally:
-            stats.report_bad_rows()  # also when stopped early, by an error or --max-matches
+            self.notes.bad_rows(stats.bad_rows, stats.first_bad_row)  # also when stopped early
             stats.matches = written  # what was handed on, also when stopped early
             stats.seconds = time.perf_counter() - self.started
             stats.peak_rss_mb = peak_rss_mb()
@@ -229,7 +244,7 @@ class Job:
             numeric = [c for c in columns if c not in given and self.source.looks_numeric(c)]
             if numeric:
                 fix = ",".join(f"{c}:float" for c in numeric)
-                self.stats.warn(
+                self.notes.warn(
                     f"{print_expr(compare)} compares text character by character ('10' < '9'), and"
                     f" {', '.join(map(repr, numeric))} holds numbers written as text: give --schema {fix}"
                     " to compare numbers"
@@ -241,7 +256,7 @@ class Job:
         column = self.source.options.type_col
         for name, alike in self.prefilter.unseen():
             hint = f"; it has {', '.join(map(repr, alike))} (types are case-sensitive)" if alike else ""
-            self.stats.warn(f"no row of the input has the type {name!r} (column {column!r}){hint}")
+            self.notes.warn(f"no row of the input has the type {name!r} (column {column!r}){hint}")
 
     def close(self) -> None:
         self.source.close()

@@ -54,8 +54,8 @@ def test_a_disagreeing_engine_is_flagged_and_fails(
 ) -> None:
     real = registry.ENGINES["tree"]
 
-    def lossy(automaton, events, schema, stats):  # type: ignore[no-untyped-def]
-        for i, match in enumerate(real.evaluate(automaton, events, schema, stats)):
+    def lossy(automaton, events, schema, stats, options):  # type: ignore[no-untyped-def]
+        for i, match in enumerate(real.evaluate(automaton, events, schema, stats, options)):
             if i:  # drops the first match
                 yield match
 

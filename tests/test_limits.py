@@ -26,6 +26,7 @@ from cepcli.query import limits
 from cepcli.query.checks import MAX_VARIABLES
 from cepcli.query.limits import MAX_CONDITIONS, check_conditions
 from cepcli.runtime.iterate import Iteration, Subset
+from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 from cepcli.sources import options
 from cepcli.sources.options import MAX_COLUMNS
@@ -192,7 +193,7 @@ def test_subsets_come_in_the_recursive_order_after_the_same_checks() -> None:
         found = []
         for grow in ("stack", "recursion"):
             stats = Stats()
-            it = Iteration(lo, hi, conditions, (), None, Window(window), stats)  # type: ignore[arg-type]
+            it = Iteration(lo, hi, conditions, (), None, Window(window), stats, EvalOptions())  # type: ignore[arg-type]
             if grow == "stack":
                 subsets = it._grow([], pool, min_ts, max_ts, last)
             else:

@@ -15,6 +15,7 @@ from cepcli.plan.python import CompiledCondition, compile_condition
 from cepcli.runtime.buffer import EventBuffer
 from cepcli.runtime.matches import Deduplicator, Match
 from cepcli.runtime.negation import NegationCheck
+from cepcli.runtime.options import Instances
 from cepcli.runtime.stats import Stats
 
 
@@ -41,9 +42,10 @@ class Acceptance:
     """Shared by the runtimes: negation buffers, matches waiting on a trailing
     negation, the de-duplicator and the list of matches found by the current event."""
 
-    def __init__(self, pattern: Pattern, stats: Stats) -> None:
+    def __init__(self, pattern: Pattern, stats: Stats, instances: Instances) -> None:
         self.window = Window(pattern.window)
         self.stats = stats
+        self.instances = instances
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if v.negated
         }
@@ -98,7 +100,7 @@ class Acceptance:
         if not waiting:
             self._emit(match)
             return
-        self.stats.created()
+        self.instances.made()
         self.count += 1
         pending = _Pending(match, m, rows, min_ts, max_ts, waiting)
         heapq.heappush(self.pending, (self.window.closes(min_ts), self.count, pending))

@@ -42,6 +42,7 @@ from cepcli.runtime.chain import ChainRuntime
 from cepcli.runtime.eager import EagerRuntime
 from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
+from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.runtime.tree import TreeRuntime
 
@@ -62,8 +63,8 @@ class _Segment:
 
 
 class AdaptiveRuntime:
-    def __init__(self, nfa: AdaptiveNfa, schema: Schema, stats: Stats) -> None:
-        self.nfa, self.schema, self.stats = nfa, schema, stats
+    def __init__(self, nfa: AdaptiveNfa, schema: Schema, stats: Stats, options: EvalOptions) -> None:
+        self.nfa, self.schema, self.stats, self.options = nfa, schema, stats, options
         self.window = Window(nfa.pattern.window)
         self.segment = nfa.segment
         self.bits = [v.bit for v in nfa.pattern.variables if not v.negated]
@@ -93,13 +94,13 @@ class AdaptiveRuntime:
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
         """``drive``'s loop: event by event on a pipe (a match must not wait for the events
         after it) or with ``--stats-every`` (a snapshot at every multiple), else in batches."""
-        stats = self.stats
         rest = iter(events)
-        held, error = self._look_ahead(rest) if not stats.live else ([], None)
+        held, error = self._look_ahead(rest) if not self.options.live else ([], None)
         # (no generator between the input and the loop unless the input failed: one per event costs)
         stream = itertools.chain(held, rest if error is None else _raised(error))
         try:
-            yield from (self._each(stream) if stats.live or stats.every else self._batched(stream))
+            each = self.options.live or self.options.every
+            yield from (self._each(stream) if each else self._batched(stream))
             yield from self.finish()
         finally:
             self.report()
@@ -154,7 +155,7 @@ class AdaptiveRuntime:
         """Event by event, with ``process``'s fast path inlined: while one segment is live,
         clean and away from its borders, its runtime takes the events straight, as
         ``process`` would give them to it, without a call in between."""
-        stats, every = self.stats, self.stats.every
+        stats, every = self.stats, self.options.every
         pending: Event | None = None
         while True:
             event = next(stream, None) if pending is None else pending
@@ -245,7 +246,7 @@ class AdaptiveRuntime:
             # first segment spans only ``first_span`` and a window from the first event, and
             # the next one is chosen from the counts of its ``first_span``
             short = self.nfa.first_span + self.window.ns  # the first span and a window
-            self.origin = ts - (self.segment - short if self.stats.live and short < self.segment else 0)
+            self.origin = ts - (self.segment - short if self.options.live and short < self.segment else 0)
         origin, segment, window = self.origin, self.segment, self.window
         # the segments whose input (``Window.around``: a window on each side) holds ts
         first = max(0, -((window.ns - ts + origin) // segment) - 1)
@@ -308,21 +309,19 @@ class AdaptiveRuntime:
         ):
             newest.owned = Slice(newest.owned.low, low + self.segment)
             return
-        stats = Stats(
-            engine=engine, max_subsets=self.stats.max_subsets, max_instances=self.stats.max_instances
-        )
-        stats.on_warning = self.stats.warn
+        stats = Stats(engine=engine)  # this runtime's work, added to the run's when it ends
+        options = self.options
         runtime: Runtime
         if engine == "eager":
             assert self.nfa.eager is not None
-            runtime = EagerRuntime(self.nfa.eager, self.schema, stats)
+            runtime = EagerRuntime(self.nfa.eager, self.schema, stats, options)
         elif engine == "chain":
             if order not in self.chains:
                 self.chains[order] = self.nfa.chain(order)
-            runtime = ChainRuntime(self.chains[order], self.schema, stats)
+            runtime = ChainRuntime(self.chains[order], self.schema, stats, options)
             stats.order = order
         else:
-            runtime = TreeRuntime(self.nfa.tree, self.schema, stats)
+            runtime = TreeRuntime(self.nfa.tree, self.schema, stats, options)
         self.runtimes += 1
         if (engine, order[:1]) != (self.last_engine, self.last_order[:1]):
             self.switch_count += 1
@@ -445,7 +444,7 @@ def evaluated(pattern: Pattern, engine: str, order: tuple[str, ...]) -> dict[str
 
 
 def evaluate_adaptive(
-    nfa: AdaptiveNfa, events: Iterable[Event], schema: Schema, stats: Stats
+    nfa: AdaptiveNfa, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Match]:
     """Run the adaptive engine over relevant events, yielding matches as found."""
-    return AdaptiveRuntime(nfa, schema, stats).run(events)
+    return AdaptiveRuntime(nfa, schema, stats, options).run(events)

@@ -29,6 +29,7 @@ from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.negation import NegationCheck
+from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
 
 
@@ -76,19 +77,33 @@ class _State:
         self.rejects: list[NegationCheck] = []
         self.from_stream = spec.from_stream
         self.iteration = Iteration(
-            spec.lo, spec.hi, self.each_new, runtime.equiv, group, runtime.window, runtime.stats
+            spec.lo,
+            spec.hi,
+            self.each_new,
+            runtime.equiv,
+            group,
+            runtime.window,
+            runtime.stats,
+            runtime.options,
         )
 
 
 class _ChainRuntime(CompiledBranch):
     def __init__(
-        self, chain: Chain, schema: Schema, window: Window, stats: Stats, bits: dict[str, int]
+        self,
+        chain: Chain,
+        schema: Schema,
+        window: Window,
+        stats: Stats,
+        bits: dict[str, int],
+        options: EvalOptions,
     ) -> None:
         super().__init__(chain.branch, schema)
         branch = chain.branch
         self.chain = chain
         self.window = window
         self.stats = stats
+        self.options = options
         self.states = [
             _State(s, self, bits[s.var], None if s.group_by is None else schema.index(s.group_by))
             for s in chain.states
@@ -102,16 +117,17 @@ class _ChainRuntime(CompiledBranch):
 
 
 class ChainRuntime:
-    def __init__(self, nfa: ChainNfa, schema: Schema, stats: Stats) -> None:
+    def __init__(self, nfa: ChainNfa, schema: Schema, stats: Stats, options: EvalOptions) -> None:
         pattern = nfa.pattern
         self.window = Window(pattern.window)
         self.stats = stats
+        self.instances = Instances(stats, options.max_instances, "chain")
         bits = {v.name: v.bit for v in pattern.variables}
-        self.chains = [_ChainRuntime(c, schema, self.window, stats, bits) for c in nfa.chains]
+        self.chains = [_ChainRuntime(c, schema, self.window, stats, bits, options) for c in nfa.chains]
         searched = sorted({s.bit for c in self.chains for s in c.states if s.kleene or s is not c.states[0]})
         self.buffers: dict[int, EventBuffer] = {bit: EventBuffer(stats, self.window) for bit in searched}
         self.stored_mask = sum(1 << bit for bit in self.buffers)
-        self.acceptance = Acceptance(pattern, stats)
+        self.acceptance = Acceptance(pattern, stats, self.instances)
         self.expiry: list[tuple[int, int, _Waiting]] = []
         self.seq = 0
         self.waits = 0
@@ -200,7 +216,7 @@ class ChainRuntime:
         new_rows = rows + (tuple(e.row for e in taken) if isinstance(taken, tuple) else (taken.row,))
         for check in state.rejects:  # first-chance negations placed here
             if check.violated(m2, frozenset(new_rows), min_ts, max_ts, self.acceptance.buffers[check.bit]):
-                self.stats.created()
+                self.instances.made()
                 self.stats.deleted()
                 return
         yield from self._enter(chain, i + 1, m2, new_rows, min_ts, max_ts)
@@ -216,7 +232,7 @@ class ChainRuntime:
     ) -> Iterator[Match]:
         """An instance enters state ``i``: search the buffer, then wait on the stream."""
         stats = self.stats
-        stats.created()
+        self.instances.made()
         if i == len(chain.states):
             stats.deleted()
             self._accept(chain, m, min_ts, max_ts)
@@ -251,6 +267,8 @@ class ChainRuntime:
             self.acceptance.accept(chain.names, m, min_ts, max_ts, chain.post)
 
 
-def evaluate_chain(nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
+def evaluate_chain(
+    nfa: ChainNfa, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
     """Run the (Multi-)Chain NFA over relevant events, yielding matches as found."""
-    return drive(ChainRuntime(nfa, schema, stats), events, stats)
+    return drive(ChainRuntime(nfa, schema, stats, options), events, stats, options.every)

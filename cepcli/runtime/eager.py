@@ -19,6 +19,7 @@ from cepcli.plan.keys import same_key
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
+from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
 
 
@@ -69,13 +70,14 @@ class _BranchRuntime(CompiledBranch):
 
 
 class EagerRuntime:
-    def __init__(self, nfa: EagerNfa, schema: Schema, stats: Stats) -> None:
+    def __init__(self, nfa: EagerNfa, schema: Schema, stats: Stats, options: EvalOptions) -> None:
         self.window = Window(nfa.pattern.window)
         self.stats = stats
+        self.instances = Instances(stats, options.max_instances, "eager")
         self.branches = [_BranchRuntime(b, schema, self.window, stats) for b in nfa.branches]
         self.groups: deque[_Group] = deque()
         self.dead_in_lists = 0
-        self.acceptance = Acceptance(nfa.pattern, stats)
+        self.acceptance = Acceptance(nfa.pattern, stats, self.instances)
 
     def process(self, event: Event) -> list[Match]:
         self.acceptance.advance(event)
@@ -138,7 +140,7 @@ class EagerRuntime:
             group = _Group(event.ts)
             self.groups.append(group)
         keep = bool(runtime.out_edges[edge.target])
-        self.stats.created()
+        self.instances.made()
         if keep:
             group.alive += 1
         else:
@@ -187,6 +189,8 @@ def _dead(instance: _Instance) -> bool:
     return group is not None and group.dead
 
 
-def evaluate_eager(nfa: EagerNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
+def evaluate_eager(
+    nfa: EagerNfa, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
     """Run the eager NFA over relevant events, yielding matches as they are found."""
-    return drive(EagerRuntime(nfa, schema, stats), events, stats)
+    return drive(EagerRuntime(nfa, schema, stats, options), events, stats, options.every)

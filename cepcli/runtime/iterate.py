@@ -18,6 +18,7 @@ from cepcli.events import Event
 from cepcli.plan.keys import present, same_key
 from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
+from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 
 Subset = tuple[Event, ...]
@@ -26,7 +27,7 @@ Subset = tuple[Event, ...]
 class Iteration:
     """How one Kleene variable grows its subsets."""
 
-    __slots__ = ("lo", "hi", "each_new", "equiv", "group", "window", "stats")
+    __slots__ = ("lo", "hi", "each_new", "equiv", "group", "window", "stats", "options")
 
     def __init__(
         self,
@@ -37,6 +38,7 @@ class Iteration:
         group: int | None,
         window: Window,
         stats: Stats,
+        options: EvalOptions,
     ) -> None:
         self.lo, self.hi = lo, hi
         self.each_new = tuple(each_new)
@@ -44,6 +46,7 @@ class Iteration:
         self.group = group
         self.window = window
         self.stats = stats
+        self.options = options
 
     def subsets(
         self,
@@ -89,14 +92,15 @@ class Iteration:
     def _check_size(self, n: int) -> None:
         """Warn once when one candidate set allows more subsets than ``max_subsets``
         (they are generated one at a time, but each can be a match to write)."""
-        if n < 20 and (1 << n) <= self.stats.max_subsets:
+        limit = self.options.max_subsets
+        if n < 20 and (1 << n) <= limit:
             return
         top = n if self.hi is None else min(self.hi, n)
         count = sum(comb(n, k) for k in range(max(self.lo, 1), top + 1))
-        if count > self.stats.max_subsets:
-            self.stats.warn(
+        if count > limit:
+            self.options.notes.warn(
                 f"a Kleene variable has {n} candidates in one window: up to {count:,} subsets"
-                f" (more than --max-subsets {self.stats.max_subsets:,}); they are generated one at a"
+                f" (more than --max-subsets {limit:,}); they are generated one at a"
                 " time, but consider a shorter window, tighter conditions or bounds {l,m}"
             )
 

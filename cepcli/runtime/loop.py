@@ -18,10 +18,9 @@ class Runtime(Protocol):
     def report(self) -> None: ...
 
 
-def drive(runtime: Runtime, events: Iterable[Event], stats: Stats) -> Iterator[Match]:
+def drive(runtime: Runtime, events: Iterable[Event], stats: Stats, every: int = 0) -> Iterator[Match]:
     """Feed the relevant events to a runtime, yielding matches as they are found; with
-    ``stats.every``, snapshot the counters every that many relevant events."""
-    every = stats.every
+    ``every`` (``--stats-every``), snapshot the counters every that many relevant events."""
     try:
         for event in events:
             if not event.mask:  # a clock tick: time passed, no variable can use it

@@ -23,6 +23,7 @@ from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.buffer import EventBuffer, Key
 from cepcli.runtime.filters import takes
+from cepcli.runtime.options import Instances
 from cepcli.runtime.stats import Stats
 
 MemoKey = tuple[int, tuple[int, ...]]  # (edge id, rows bound to the variables its conditions read)
@@ -40,8 +41,9 @@ class _Entry:
 
 
 class TakeMemo:
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, instances: Instances) -> None:
         self.stats = stats
+        self.instances = instances
         self.entries: dict[MemoKey, _Entry] = {}
         self.expiry: list[tuple[int, MemoKey]] = []  # (oldest bound timestamp, key), a heap
         self.hits = 0  # takes served from what an earlier evaluation checked
@@ -74,7 +76,7 @@ class TakeMemo:
             fresh = _Entry(first, last, self._scan(buffer.events[lo:hi], check))
             if entry is None:
                 heapq.heappush(self.expiry, (oldest, key))
-                self.stats.created()
+                self.instances.made()
             self.entries[key] = fresh
             return fresh.events
         if first < entry.lo:

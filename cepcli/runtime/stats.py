@@ -1,11 +1,11 @@
-"""Work counters, incremented where the work happens (paper section 8 definitions)."""
+"""Work counters, incremented where the work happens (paper section 8 definitions), and the
+report of one evaluation. Counters only: how a run goes (its input is a pipe, its limits,
+where its warnings go) is ``runtime.options``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-from cepcli.errors import LimitError
 
 
 @dataclass(slots=True)
@@ -34,32 +34,13 @@ class Stats:
     first_bad_row: tuple[int, str] | None = None  # (row, why) of the first of them
     peak_rss_mb: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
-    every: int = 0  # with --stats-every: snapshot the counters every this many relevant events
-    max_subsets: int = 1_000_000  # warn (once) when one Kleene candidate set allows more subsets
-    max_instances: int | None = None  # stop with LimitError when more instances are alive at once
-    live: bool = False  # the input is a pipe: every match is written as soon as it is decided (SPEC 1)
-    warnings: list[str] = field(default_factory=list)
-    on_warning: Callable[[str], None] | None = None
-    series: list[dict[str, int]] = field(default_factory=list)
-
-    def warn(self, message: str) -> None:
-        """Say something once (a second warning of the same text is dropped)."""
-        if message in self.warnings:
-            return
-        self.warnings.append(message)
-        if self.on_warning is not None:
-            self.on_warning(message)
-
-    def report_bad_rows(self) -> None:
-        """The one warning about skipped bad rows (how many, and the first)."""
-        if self.bad_rows:
-            plural = "s" if self.bad_rows != 1 else ""
-            assert self.first_bad_row is not None
-            row, why = self.first_bad_row
-            self.warn(f"skipped {self.bad_rows:,} bad row{plural} (first: row {row}: {why})")
+    warnings: list[str] = field(default_factory=list)  # what the run said (``notes.Notes``)
+    series: list[dict[str, int]] | None = None  # the counters over time (--stats-every), if asked
 
     def snapshot(self) -> None:
         """Record the cumulative counters now (for work over time, e.g. per segment)."""
+        if self.series is None:
+            self.series = []
         self.series.append(
             {
                 "relevant_events": self.relevant_events,
@@ -76,8 +57,6 @@ class Stats:
         self.alive_instances += n
         if self.alive_instances > self.peak_instances:
             self.peak_instances = self.alive_instances
-            if self.max_instances is not None and self.peak_instances > self.max_instances:
-                raise LimitError(too_many_instances(self.engine, self.max_instances))
 
     def deleted(self, n: int = 1) -> None:
         self.instances_deleted += n
@@ -122,7 +101,7 @@ class Stats:
             "bad_rows": self.bad_rows,
             "peak_rss_mb": round(self.peak_rss_mb, 1),
             **self.extra,
-            **({"series": self.series} if self.every else {}),
+            **({"series": self.series} if self.series is not None else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
         }
 

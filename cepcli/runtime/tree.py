@@ -26,6 +26,7 @@ from cepcli.runtime.iterate import Iteration
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.memo import TakeMemo
+from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
 
 COMPILED_STATES = 4096
@@ -70,7 +71,14 @@ class _Edge:
         self.memo = -1 if self.kleene or not reads else tree.memo_id(taken, spec.var)
         group = None if spec.group_by is None else tree.schema.index(spec.group_by)
         self.iteration = Iteration(
-            spec.lo, spec.hi, tree.bound(spec.conditions.each_new), tree.equiv, group, tree.window, tree.stats
+            spec.lo,
+            spec.hi,
+            tree.bound(spec.conditions.each_new),
+            tree.equiv,
+            group,
+            tree.window,
+            tree.stats,
+            tree.options,
         )
 
 
@@ -93,11 +101,13 @@ class _TreeRuntime(CompiledBranch):
         bits: dict[str, int],
         buffers: dict[int, EventBuffer],
         live_count: list[int],
+        options: EvalOptions,
     ) -> None:
         super().__init__(tree.branch, schema)
         self.tree = tree
         self.schema = schema
         self.window = window
+        self.options = options
         self.stats = stats
         self.bits = bits
         self.buffers = buffers
@@ -223,22 +233,23 @@ def _kleene_root_edge(tree: TreeBranch, var: str) -> TreeEdge:
 
 
 class TreeRuntime:
-    def __init__(self, nfa: TreeNfa, schema: Schema, stats: Stats) -> None:
+    def __init__(self, nfa: TreeNfa, schema: Schema, stats: Stats, options: EvalOptions) -> None:
         pattern = nfa.pattern
         self.window = Window(pattern.window)
         self.stats = stats
+        self.instances = Instances(stats, options.max_instances, "tree")
         self.bits = {v.name: v.bit for v in pattern.variables}
         self.live_count = [0]
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if not v.negated
         }
         self.trees = [
-            _TreeRuntime(t, schema, self.window, stats, self.bits, self.buffers, self.live_count)
+            _TreeRuntime(t, schema, self.window, stats, self.bits, self.buffers, self.live_count, options)
             for t in nfa.branches
         ]
-        self.memo = TakeMemo(stats)
+        self.memo = TakeMemo(stats, self.instances)
         self.routes: dict[int, tuple[list[EventBuffer], list[_Trigger]]] = {}
-        self.acceptance = Acceptance(pattern, stats)
+        self.acceptance = Acceptance(pattern, stats, self.instances)
         self.orders: Counter[tuple[str, ...]] = Counter()
         self.peak_live_states = 0
 
@@ -312,7 +323,7 @@ class TreeRuntime:
         ``max_ts``). It looks at its next take at once; only an instance with somewhere to
         go costs a generator (most instances of a busy stream die here)."""
         stats = self.stats
-        stats.created()
+        self.instances.made()
         tree, pinned = ev.tree, ev.pinned
         state = tree.enter(ord)
         if self.live_count[0] > self.peak_live_states:
@@ -466,6 +477,8 @@ class TreeRuntime:
         yield from self.acceptance.take_output()
 
 
-def evaluate_tree(nfa: TreeNfa, events: Iterable[Event], schema: Schema, stats: Stats) -> Iterator[Match]:
+def evaluate_tree(
+    nfa: TreeNfa, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
     """Run the (Multi-)Tree NFA over relevant events, yielding matches as found."""
-    return drive(TreeRuntime(nfa, schema, stats), events, stats)
+    return drive(TreeRuntime(nfa, schema, stats, options), events, stats, options.every)

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
+from cepcli.notes import Notes
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch, Reader
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
@@ -64,10 +65,12 @@ class Source:
         data: object = None,
         stdin: IO[bytes] | None = None,
         stats: Stats | None = None,
+        notes: Notes | None = None,
     ) -> None:
         options.check()
         self.options = options
         self.stats = stats if stats is not None else Stats()
+        self.notes = notes if notes is not None else Notes(self.stats.warnings)
         self.reader = open_reader(options, data, stdin)
         self.name = self.reader.name
         try:
@@ -168,7 +171,7 @@ class Source:
         if spec.how == "number" and options.time_unit is None:
             compact = looks_compact(time_values)
             if compact is not None:
-                self.stats.warn(
+                self.notes.warn(
                     f"the time column {options.time_col!r} holds numbers like {compact} that look like"
                     " dates (YYYYMMDDhhmm): they are read as seconds; give --time-format"
                     f" %Y%m%d%H%M{'%S' if len(compact) == 14 else ''} to read them as dates"
@@ -306,7 +309,7 @@ class Source:
                 stats.prefilter_evaluations += evaluations
                 stats.input_seconds += time.perf_counter() - started
                 for message in typer.warnings:
-                    stats.warn(message)
+                    self.notes.warn(message)
                 yield kept, masks, error
                 if error is not None:
                     return

@@ -46,6 +46,7 @@ from cepcli.engines import engine
 from cepcli.errors import CepError, InputError, LimitError, UsageError
 from cepcli.events import Kind, Schema
 from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
+from cepcli.notes import Notes
 from cepcli.output import MatchCodec
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
@@ -102,10 +103,10 @@ def run_spark(
         raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
     stats = stats if stats is not None else Stats()
     stats.engine = options.engine
-    stats.on_warning = on_warning
+    notes = Notes(stats.warnings, on_warning)
     started = time.perf_counter()
     lap = _Laps(stats)
-    reading, order = _sample(compiled, replace(inputs, path=files[0]), options, stats)
+    reading, order = _sample(compiled, replace(inputs, path=files[0]), options, stats, notes)
     lap("sample")
     spark_session, archive = session(spark.master, spark.verbose)
     stats.extra["spark_class_archive"] = archive
@@ -140,6 +141,7 @@ def run_spark(
                 cut,
                 order,
                 stats,
+                notes,
                 on_match,
                 lap,
                 reports,
@@ -170,7 +172,7 @@ def run_spark(
             "peaks": "largest of any shard",
         }
     )
-    stats.report_bad_rows()
+    notes.bad_rows(stats.bad_rows, stats.first_bad_row)
     if cut is not None:
         raise InputError(cut[1], cut[0], cut[2])
     return stats
@@ -209,11 +211,11 @@ def _files(path: str) -> list[str]:
 
 
 def _sample(
-    compiled: Compiled, inputs: InputOptions, options: RunOptions, stats: Stats
+    compiled: Compiled, inputs: InputOptions, options: RunOptions, stats: Stats, notes: Notes | None = None
 ) -> tuple[Reading, tuple[str, ...]]:
     """Kinds, time reading, frequency order and the types the columns travel in, from the
     first file's sample, read locally."""
-    job = Job(compiled, inputs, options, stats=stats)
+    job = Job(compiled, inputs, options, stats=stats, notes=notes)
     try:
         schema = job.schema
         spec = job.time_reading
@@ -475,6 +477,7 @@ def _evaluate(
     cut: tuple[int, str, str] | None,
     order: tuple[str, ...],
     stats: Stats,
+    notes: Notes,
     on_match: Callable[[Match | str], None] | None,
     lap: Callable[[str], float],
     reports: list[dict[str, Any]],
@@ -505,6 +508,7 @@ def _evaluate(
         pattern.window,
         cut[0] if cut else None,
         options.max_instances,
+        options.max_subsets,
         flat,
         spark.lines or spark.output is not None,  # the jsonl lines, written as they are
     )
@@ -548,7 +552,7 @@ def _evaluate(
     # every shard, in parallel (the matches wait in the cache for the writers)
     shard_stats = [json.loads(r[0]) for r in result.filter(result.kind == "stats").select("text").collect()]
     lap("evaluate")
-    _merge(stats, shard_stats)
+    _merge(stats, shard_stats, notes)
     matches = result.filter(result.kind == "match")
     if spark.output is not None:
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
@@ -693,12 +697,14 @@ def quantiles(samples: list[tuple[list[int], int]], shards: int) -> tuple[int, .
     return tuple(sorted(set(cuts)))
 
 
-def _merge(stats: Stats, parts: list[dict[str, Any]]) -> None:
+def _merge(stats: Stats, parts: list[dict[str, Any]], notes: Notes) -> None:
     limits = [p["limit"] for p in parts if p.get("limit")]
     if limits:
         raise LimitError(limits[0])
     for part in parts:
         add_part(stats, part)
+        for message in part.get("warnings", ()):  # a shard's (a Kleene set too large)
+            notes.warn(message)
     _merge_adaptive(stats, parts)
     stats.extra["spark_shards"] = [
         {

@@ -25,7 +25,9 @@ from cepcli.engines import run_pattern
 from cepcli.errors import LimitError
 from cepcli.events import Event
 from cepcli.job import compile_text
+from cepcli.notes import Notes
 from cepcli.output import MatchCodec, flat_row, match_line, variables
+from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats, part_work
 from cepcli.sources.rows import make_events
 from cepcli.spark.reading import MASK, ROW, TS, Reading
@@ -45,6 +47,7 @@ class Evaluation:
     window: int
     cut: int | None  # a bad row stops the input there (--on-bad-row fail)
     max_instances: int | None  # a shard stops past this many live instances (the driver says why)
+    max_subsets: int  # a shard warns past this many subsets of one Kleene candidate set
     flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
     lines: bool  # a match's text is its jsonl line (else ``MatchCodec``'s, for the driver's writers)
 
@@ -61,14 +64,17 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
         job.bounds[shard - 1] if shard > 0 else -FAR, job.bounds[shard] if shard < len(job.bounds) else FAR
     )
     table = table.sort_by([(TS, "ascending"), (ROW, "ascending")])
-    stats = Stats(engine=job.engine, max_instances=job.max_instances)
+    stats = Stats(engine=job.engine)
+    limits = EvalOptions(
+        max_subsets=job.max_subsets, max_instances=job.max_instances, notes=Notes(stats.warnings)
+    )
     owned = 0
     limit = None
     names = variables(pattern)
     codec = MatchCodec()
     events = _events(table, reading, job.cut)
     try:
-        for match in run_pattern(pattern, job.engine, events, schema, stats, job.order):
+        for match in run_pattern(pattern, job.engine, events, schema, stats, job.order, limits):
             if not part.owns(match.first_ts):
                 continue  # another shard owns it
             owned += 1
