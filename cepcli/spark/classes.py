@@ -1,17 +1,17 @@
 """An archive of the classes Spark's JVM loads (Java's class data sharing, AppCDS), so that
-a ``--spark`` run after the first starts its session and its first jobs faster (on this
-machine a run on flights-3m went from 12.3-12.9 s to 7.8-8.2 s, BENCHMARKS.md, Spark).
+a ``--spark`` run after the first starts its session and its first jobs faster
+(BENCHMARKS.md, Spark, has the figures).
 
 Only for the JVM that pyspark starts itself (not one ``spark-submit`` started, nor when
 ``PYSPARK_SUBMIT_ARGS`` is set). The first run records the classes its JVM loads
 (``-XX:DumpLoadedClassList``: no cost worth measuring); when it ends, a detached process
 waits for that JVM to exit and builds the archive from the list with the same java, class
-path and modules (``-Xshare:dump``, about 30 s of one core, in the background), and gives
+path and modules (``-Xshare:dump``, some seconds of one core, in the background), and gives
 it its final name only once complete; one run at a time records, the others run without.
 Later runs map it (``-XX:SharedArchiveFile``). Its name holds the versions of pyspark and
 Java, so an upgrade builds a new one; a JVM that cannot use it (another build, another
 class path) runs without it, silently. It lives in ``$XDG_CACHE_HOME/cepcli``
-(``~/.cache/cepcli``), about 190 MB; ``CEPCLI_SPARK_CLASS_CACHE=0`` turns it off.
+(``~/.cache/cepcli``), some hundreds of MB; ``CEPCLI_SPARK_CLASS_CACHE=0`` turns it off.
 """
 
 from __future__ import annotations
