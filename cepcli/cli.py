@@ -129,7 +129,9 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         " measures (the default); tree: the lazy Tree NFA, it picks the rarest variable as it goes;"
         " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
         " post-processing: chain, checking negations as early as possible or after a match;"
-        " eager: the classic NFA, every partial match on arrival (see the README's table).",
+        " eager: the classic NFA, every partial match on arrival; columnar: the lazy plan"
+        " set-at-a-time over a whole bounded input (Kleene patterns and pipes run the tree)"
+        " (see the README's table).",
     )(command)
 
 

@@ -72,7 +72,7 @@ class Window:
         later: an event before it can be dropped."""
         return now - self.ns
 
-    def closes(self, earliest: int) -> int:
+    def closes(self, earliest: T) -> T:
         """The latest time that can share a window with an event at ``earliest``: once an
         event past it has been seen, nothing can join or violate a match that began there."""
         return earliest + self.ns

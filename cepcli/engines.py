@@ -38,6 +38,7 @@ class Engine:
     build: Callable[[Pattern, tuple[str, ...]], Any]
     evaluate: Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
     lazy: bool
+    bounded: bool = False  # evaluates a whole bounded input at once (``Job`` hands it columns)
 
 
 def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:
@@ -46,6 +47,14 @@ def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:
 
 def _chain(negation: Negation) -> Callable[[Pattern, tuple[str, ...]], ChainNfa]:
     return lambda pattern, order: build_chain(pattern, order, negation)
+
+
+def _columnar(
+    pattern: Pattern, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    from cepcli.runtime.columnar import evaluate_events  # (numpy and pyarrow: when it runs)
+
+    return evaluate_events(pattern, events, schema, stats, options)
 
 
 ENGINES: dict[str, Engine] = {
@@ -57,6 +66,7 @@ ENGINES: dict[str, Engine] = {
     "adaptive": Engine(
         "adaptive", lambda pattern, order: build_adaptive(pattern), evaluate_adaptive, lazy=False
     ),
+    "columnar": Engine("columnar", lambda pattern, order: pattern, _columnar, lazy=False, bounded=True),
 }
 
 

@@ -14,7 +14,7 @@ from math import perm
 from cepcli.automata.adaptive import AdaptiveNfa
 from cepcli.automata.chain import Action, Chain, ChainNfa, Negation
 from cepcli.automata.eager import EagerBranch, EagerNfa
-from cepcli.automata.placement import Placement
+from cepcli.automata.placement import Placement, place
 from cepcli.automata.tree import TreeBranch, TreeNfa, tree_state
 from cepcli.plan.pattern import Branch, Pattern, Variable
 from cepcli.query import ast as a
@@ -93,6 +93,17 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 " would be too large)"
             )
             return Explanation(engine, (), "", branches, views, (how,))
+        case Pattern():  # the columnar engine: the pattern's plan, joined set-at-a-time
+            order = tuple(v.name for v in pattern.variables)
+            views = tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
+            note = (
+                "columnar: the whole input's relevant rows as arrays; per branch, the variables"
+                " are joined rarest first by their exact counts (the order below is the pattern's:"
+                " the run's is in its stats), each a window join (searchsorted on time and on the"
+                " SEQ order, on an equality key where there is one), then each negation as an"
+                " anti-join; Kleene patterns and pipes run the tree"
+            )
+            return Explanation(engine, (), "", branches, views, (note,))
         case TreeNfa():
             views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.branches))
             note = (
@@ -113,7 +124,7 @@ def branch_text(pattern: Pattern, branch: Branch) -> str:
     structure = _prune(pattern.query.structure, names)
     assert structure is not None
     text = f"PATTERN {print_structure(structure)}"
-    conjuncts = [print_expr(c.expr) for c in branch.conditions] + [f"[{x}]" for x in branch.equiv]
+    conjuncts = [print_expr(c.text) for c in branch.conditions] + [f"[{x}]" for x in branch.equiv]
     if conjuncts:
         text += f" WHERE {' AND '.join(conjuncts)}"
     return text + f" WITHIN {print_duration(pattern.query.window)}"
@@ -211,6 +222,59 @@ def _eager(pattern: Pattern, nfa: EagerBranch, index: int) -> AutomatonView:
 
 
 # --- chain ------------------------------------------------------------------------------------
+
+
+def _columnar(pattern: Pattern, branch: Branch, index: int, order: tuple[str, ...]) -> AutomatonView:
+    """A branch of the columnar engine: the joins in ``order``, then the anti-joins."""
+    names = [n for n in order if n in {v.name for v in branch.positives}]
+    states = [StateView("q0", "", "start")]
+    edges: list[EdgeView] = []
+    bound: set[str] = set()
+    for i, var in enumerate(names):
+        v = pattern.variable(var)
+        key = _join_key(branch, bound, var)
+        states.append(StateView(f"q{i + 1}", ", ".join([*sorted(bound), var]), "positive", key))
+        edges.append(
+            EdgeView(
+                f"q{i}",
+                f"q{i + 1}",
+                "take",
+                (_event(v),),
+                _condition(pattern, branch, place(branch, frozenset(bound), var), var),
+                tuple(sorted(branch.before(var) & bound)),
+                tuple(sorted(branch.after(var) & bound)),
+            )
+        )
+        bound.add(var)
+    last = f"q{len(names)}"
+    for n in branch.negated:
+        edges.append(
+            EdgeView(
+                last,
+                "R",
+                "take",
+                (_event(n),),
+                _negation_condition(pattern, branch, n.name),
+                tuple(sorted(branch.before(n.name))),
+                tuple(sorted(branch.after(n.name))),
+            )
+        )
+    states.append(StateView("F", "", "accept"))
+    edges.append(EdgeView(last, "F", "accept"))
+    return AutomatonView(f"columnar branch {index + 1}", tuple(states), tuple(edges))
+
+
+def _join_key(branch: Branch, bound: set[str], var: str) -> str:
+    """The equality the join of ``var`` may look up by, if any."""
+    for cond in branch.conditions:
+        join = cond.join
+        if join is not None and var in cond.variables and cond.negated is None:
+            attr, other = join.of(var)
+            if other in bound:
+                return f"by key {var}.{attr} = {other}.{join.attr_of(other)}"
+    if bound and branch.equiv:
+        return "by key " + ", ".join(f"[{x}]" for x in branch.equiv)
+    return ""
 
 
 def _chain(pattern: Pattern, chain: Chain, index: int, negation: Negation) -> AutomatonView:

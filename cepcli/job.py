@@ -217,10 +217,7 @@ class Job:
         try:
             order = self.order()
             stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-            events = self.source.events(self.prefilter, stats, self.typed)
-            for match in run_pattern(
-                pattern, self.run.engine, events, self.schema, stats, order, self.evaluation
-            ):
+            for match in self._found(order):
                 yield match
                 written += 1
                 if self.run.max_matches is not None and written >= self.run.max_matches:
@@ -234,6 +231,25 @@ class Job:
             stats.seconds = time.perf_counter() - self.started
             stats.peak_rss_mb = peak_rss_mb()
             self.source.close()
+
+    def _found(self, order: tuple[str, ...]) -> Iterator[Match]:
+        """The engine's matches: events from the source to a runtime, or, for the columnar
+        engine on a bounded input, the input's relevant rows as columns (no event made
+        but for the matches), then the error that ended the input."""
+        stats, pattern, evaluation = self.stats, self.pattern, self.evaluation
+        if engine(self.run.engine).bounded and not evaluation.live:
+            from cepcli.runtime.columnar import evaluate_columnar, supports
+
+            if supports(pattern):
+                stats.engine = self.run.engine
+                data, error = self.source.columns(self.prefilter, stats, self.typed)
+                names = tuple(v.name for v in pattern.variables)
+                yield from evaluate_columnar(pattern, names, data, self.schema, stats, evaluation)
+                if error is not None:
+                    raise error
+                return
+        events = self.source.events(self.prefilter, stats, self.typed)
+        yield from run_pattern(pattern, self.run.engine, events, self.schema, stats, order, evaluation)
 
     def _warn_text_order(self, given: dict[str, object]) -> None:
         """``a.x < b.x`` over text columns whose values are numbers compares characters

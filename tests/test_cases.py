@@ -27,6 +27,7 @@ ENGINES = [
     "adaptive:half",
     "adaptive:mixed",
     "adaptive:pipe",
+    "columnar",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

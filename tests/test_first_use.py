@@ -179,6 +179,7 @@ def test_shell_completion_completes_engines() -> None:
         "post-processing",
         "eager",
         "adaptive",
+        "columnar",
     }
 
 

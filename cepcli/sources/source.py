@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
+from cepcli.runtime.columnar import Columns
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch, Reader
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
@@ -343,6 +344,35 @@ class Source:
         if failure is not None:
             raise failure
 
+    def columns(
+        self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
+    ) -> tuple[Columns, InputError | None]:
+        """The whole input's relevant rows as columns (a bounded input, for the columnar
+        engine), in stream order (with ``--sort``, sorted by time, stably), and the error
+        that ended the input (``fail``; a truncated file), with ``Columns.until`` the time
+        the rows before it reached. No ``Event`` is made here: ``Columns.events`` makes
+        those of the matches."""
+        parts: list[tuple[TypedBatch, np.ndarray]] = []
+        error: InputError | None = None
+        reached: int | None = None
+        try:
+            for kept, masks, cut in self.kept(prefilter, stats, typed):
+                if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
+                    last = int(kept.ts[-1]) if reached is None else max(reached, int(kept.ts[-1]))
+                    relevant = np.flatnonzero(masks)
+                    reached = max(last, int(kept.ts[relevant].max())) if len(relevant) else last
+                    if len(relevant):
+                        parts.append((kept.take(masks != 0), masks[relevant]))
+                if cut is not None:
+                    error = cut
+        except InputError as err:
+            error = err
+        started = time.perf_counter()
+        data = _columns_of(parts, self.schema().columns, self.options.sort)
+        data.until = reached if error is not None else None
+        stats.input_seconds += time.perf_counter() - started
+        return data, error
+
     @staticmethod
     def _made(kept: TypedBatch, masks: np.ndarray, stats: Stats) -> list[Event]:
         """The events of a piece's rows some variable can use (and a clock tick)."""
@@ -363,6 +393,53 @@ class Source:
 
     def close(self) -> None:
         self.reader.close()
+
+
+def _columns_of(parts: list[tuple[TypedBatch, np.ndarray]], names: tuple[str, ...], sort: bool) -> Columns:
+    """The relevant rows of the pieces, joined (sorted by time, stably, with ``sort``)."""
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Columns(empty, empty, empty, [pa.nulls(0) for _ in names], lambda at: [])
+    rows = np.concatenate([b.rows for b, _ in parts])
+    ts = np.concatenate([b.ts for b, _ in parts])
+    masks = np.concatenate([m for _, m in parts])
+    columns = [_joined([b.columns[i] for b, _ in parts]) for i in range(len(names))]
+    types = _joined([b.types for b, _ in parts])
+    decimals = parts[0][0].decimals
+    if sort:
+        order = np.lexsort((rows, ts))
+        if not (order == np.arange(len(order))).all():
+            at = pa.array(order)
+            rows, ts, masks = rows[order], ts[order], masks[order]
+            columns, types = [c.take(at) for c in columns], types.take(at)
+
+    def events(positions: np.ndarray) -> list[Event]:
+        at = pa.array(positions, pa.int64())
+        return make_events(
+            rows[positions],
+            ts[positions],
+            types.take(at),
+            [c.take(at) for c in columns],
+            decimals,
+            masks[positions],
+        )
+
+    return Columns(rows, ts, masks, columns, events)
+
+
+def _joined(chunks: list[pa.Array]) -> pa.Array:
+    """One column of pieces (of one type; where a piece's type differs, as Python values, or
+    at worst nulls of no type: every condition on it is then left to the reference)."""
+    if len(chunks) == 1:
+        return chunks[0]
+    try:
+        return pa.concat_arrays(chunks)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    try:
+        return pa.array([v for c in chunks for v in c.to_pylist()])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError):
+        return pa.nulls(sum(len(c) for c in chunks))
 
 
 def _all_missing(values: pa.Array, nulls: pa.Array) -> bool:

@@ -1,0 +1,510 @@
+"""The columnar engine: the lazy plan executed set-at-a-time over a bounded input.
+
+Its input (``Columns``) is every relevant row of the input (a row some variable can use),
+in stream order: a row's *position* is its index there, so "x before y" is
+``pos_x < pos_y``, and times do not decrease with position. Python objects are made only
+for the events of the matches it reports (and for the rare rows the vectorised conditions
+leave to the reference).
+
+Per DNF branch (a SEQ/AND of positive variables and negations; a branch with a Kleene
+variable is left to the other engines), the partial matches are a table: the positions of
+each variable bound so far, one numpy array per variable, one row per partial match, with
+the earliest and latest time of its events. The positive variables are bound in the plan's
+order (rarest first, by their exact counts), each a *window join*:
+
+1. For each partial match, the positions the next variable's event may take: after every
+   bound variable that must precede it and before every one that must follow it (the SEQ
+   order), and inside the window with the bound events (``Window.reach``: a range of
+   times, which is a range of positions since times are sorted): one interval ``[L, R)``.
+2. The variable's candidates (its positions, sorted) in that interval, by
+   ``searchsorted``. With an equality to a bound variable (``Condition.join``) or an
+   ``[attr]`` test on a column of exact keys (integers, text, booleans), the candidates
+   are sorted by (key, position) and only the equal key's run is visited.
+3. The table is expanded (``np.repeat``) and filtered: distinct events, ``[attr]``, and the
+   conditions that become bound there (``automata.placement``), evaluated by the vectorised
+   lowering (``plan.arrow``); the rows it cannot decide exactly go to the reference
+   (``plan.python``), on events made for them.
+
+Negations are anti-joins once the positive variables are bound: the events of the negated
+variable in its interval (its order constraints and the window over the match and itself),
+not bound in the match, that satisfy its conditions and ``[attr]``: a match with one is
+dropped. OR branches are a union: a match found by two branches (the same variables on the
+same rows) is reported once.
+
+Memory: the time of the input is cut into slices (``clock.Slice``) of at most ``SLICE_ROWS``
+relevant rows; a slice reads its rows and a window on each side (``Window.around``) and
+reports the matches whose earliest event it owns, so each match once. ``--max-instances``
+bounds the rows of a table (the live candidate tuples) with the other engines' error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cepcli.automata.placement import place
+from cepcli.clock import Slice, Window
+from cepcli.events import Event, Kind, Schema
+from cepcli.plan.arrow import Frame, evaluate
+from cepcli.plan.keys import present
+from cepcli.plan.pattern import Branch, Condition, Pattern
+from cepcli.plan.python import compile_condition
+from cepcli.runtime.matches import Match
+from cepcli.runtime.options import EvalOptions, Instances
+from cepcli.runtime.stats import Stats
+
+SLICE_ROWS = 1 << 20  # relevant rows a slice owns, at most (a window on each side more)
+_KEY_TYPES = (pa.int64(), pa.string(), pa.bool_())  # equal keys are equal values, exactly
+_NO_KEY = -1
+
+
+@dataclass(slots=True)
+class Columns:
+    """The relevant rows of a bounded input, in stream order: their row ids, times
+    (int64 ns, non-decreasing), variable masks and typed columns (one per schema column);
+    ``events(positions)`` makes the events of some positions (for the matches). ``until``:
+    an input error cut the input after a row at this time (None: the input ended), so a
+    match that a later row could still violate (a trailing negation's, whose window had
+    not closed by then) is undecided, and not reported, as the other engines leave it."""
+
+    rows: np.ndarray
+    ts: np.ndarray
+    masks: np.ndarray
+    columns: list[pa.Array]
+    events: Callable[[np.ndarray], list[Event]]
+    until: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def supports(pattern: Pattern) -> bool:
+    """Can the columnar engine evaluate this pattern (no Kleene variable)?"""
+    return not any(v.kleene for v in pattern.variables)
+
+
+def evaluate_columnar(
+    pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    """Every match of ``pattern`` over ``data``, slice by slice (see the module); ``order``:
+    the variables, rarest first (ties are broken so)."""
+    run = _Run(
+        pattern, tuple(order), data, schema, stats, Instances(stats, options.max_instances, "columnar")
+    )
+    stats.relevant_events += len(data)
+    stats.buffered(len(data))
+    try:
+        for part in run.slices():
+            yield from run.slice(part)
+    finally:
+        stats.unbuffered(len(data))
+        # what the explain of this engine cannot know: the order it ran in, and the sizes
+        stats.extra["columnar_joins"] = [
+            [{"variable": var, "partial_matches": n} for var, n in run.joins[i].items()]
+            for i in sorted(run.joins)
+        ]
+
+
+@dataclass(slots=True)
+class _Table:
+    """Partial matches: per bound variable, its events' positions; their times' span."""
+
+    positions: dict[str, np.ndarray]
+    low: np.ndarray  # the earliest time of each partial match
+    high: np.ndarray  # the latest
+
+    def __len__(self) -> int:
+        return len(self.low)
+
+    def take(self, keep: np.ndarray) -> _Table:
+        return _Table({v: p[keep] for v, p in self.positions.items()}, self.low[keep], self.high[keep])
+
+
+@dataclass(slots=True)
+class _Run:
+    pattern: Pattern
+    order: tuple[str, ...]
+    data: Columns
+    schema: Schema
+    stats: Stats
+    instances: Instances
+    window: Window = field(init=False)
+    candidates: dict[str, np.ndarray] = field(init=False)  # per variable: its positions
+    codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = field(init=False)
+    made: dict[int, Event] = field(init=False)  # events made so far, by position
+    joins: dict[int, dict[str, int]] = field(init=False)  # per branch: partial matches after each join
+
+    def __post_init__(self) -> None:
+        self.window = Window(self.pattern.window)
+        masks = self.data.masks
+        self.candidates = {
+            v.name: np.flatnonzero((masks >> v.bit) & 1).astype(np.int64) for v in self.pattern.variables
+        }
+        self.codes = {}
+        self.made = {}
+        self.joins = {}
+
+    # --- slices -------------------------------------------------------------------------------
+
+    def slices(self) -> list[Slice]:
+        """Slices of time of at most ``SLICE_ROWS`` relevant rows (the last row's time ends
+        the last one); one slice when the input is small."""
+        ts = self.data.ts
+        if not len(ts):
+            return []
+        cuts = [int(ts[i]) for i in range(SLICE_ROWS, len(ts), SLICE_ROWS)]
+        bounds = sorted(set(cuts))
+        lows = [int(ts[0]), *bounds]
+        highs = [*bounds, int(ts[-1]) + 1]
+        return [Slice(lo, hi) for lo, hi in zip(lows, highs, strict=True) if lo < hi]
+
+    def slice(self, part: Slice) -> Iterator[Match]:
+        """The matches ``part`` owns: every branch over the rows around it, owned ones kept,
+        each set of bindings once."""
+        ts = self.data.ts
+        low, high = self.window.around(part)
+        start = int(np.searchsorted(ts, low, "left"))
+        stop = int(np.searchsorted(ts, high, "right"))
+        seen: set[tuple[tuple[str, int], ...]] = set()
+        found: list[tuple[int, tuple[tuple[str, int], ...]]] = []
+        for branch in self.pattern.branches:
+            table = self._branch(branch, start, stop)
+            if table is None or not len(table):
+                continue
+            owned = (table.low >= part.low) & (table.low < part.high)
+            if self.data.until is not None and any(not branch.after(n.name) for n in branch.negated):
+                owned &= self.window.closes(table.low) < self.data.until  # decided before the cut
+            table = table.take(owned)
+            names = sorted(table.positions)
+            last = np.max(np.stack([table.positions[n] for n in names]), axis=0)
+            columns = [table.positions[n].tolist() for n in names]
+            for i, end in enumerate(last.tolist()):
+                key = tuple((n, col[i]) for n, col in zip(names, columns, strict=True))
+                if key not in seen:
+                    seen.add(key)
+                    found.append((end, key))
+        found.sort()
+        yield from self._matches([key for _, key in found])
+
+    def _matches(self, keys: list[tuple[tuple[str, int], ...]]) -> Iterator[Match]:
+        """The matches of these bindings, their events made once each."""
+        wanted = sorted({p for key in keys for _, p in key} - self.made.keys())
+        if wanted:
+            at = np.array(wanted, dtype=np.int64)
+            self.made.update(zip(wanted, self.data.events(at), strict=True))
+        for key in keys:
+            yield Match(tuple((name, self.made[p]) for name, p in key))
+        if len(self.made) > 4 * SLICE_ROWS:
+            self.made.clear()
+
+    # --- one branch ---------------------------------------------------------------------------
+
+    def _branch(self, branch: Branch, start: int, stop: int) -> _Table | None:
+        """The complete matches of ``branch`` among positions ``[start, stop)``."""
+        if any(v.kleene for v in branch.variables):
+            raise AssertionError("a Kleene variable: not for the columnar engine")
+        order = self._order(branch, start, stop)
+        table: _Table | None = None
+        bound: set[str] = set()
+        joins = self.joins.setdefault(self.pattern.branches.index(branch), {})
+        for var in order:
+            table = self._bind(branch, table, bound, var, start, stop)
+            bound.add(var)
+            joins[var] = joins.get(var, 0) + len(table)
+            if not len(table):
+                return table
+        assert table is not None
+        if not self._constants(branch):
+            table = table.take(np.zeros(len(table), dtype=bool))
+        for n in branch.negated:
+            table = table.take(~self._violated(branch, table, n.name, start, stop))
+            if not len(table):
+                break
+        self.stats.deleted(self.stats.alive_instances)  # reported, or dropped: none stays
+        return table
+
+    def _order(self, branch: Branch, start: int, stop: int) -> list[str]:
+        """The branch's positive variables, rarest first by their exact counts among
+        positions ``[start, stop)`` (the plan's order breaks ties)."""
+
+        def count(name: str) -> int:
+            found = self.candidates[name]
+            return int(np.searchsorted(found, stop, "left") - np.searchsorted(found, start, "left"))
+
+        rank = {name: i for i, name in enumerate(self.order)}
+        names = [v.name for v in branch.positives]
+        return sorted(names, key=lambda n: (count(n), rank.get(n, len(rank))))
+
+    def _bind(
+        self, branch: Branch, table: _Table | None, bound: set[str], var: str, start: int, stop: int
+    ) -> _Table:
+        """``table`` with ``var`` bound: the window join of the module's steps 1-3."""
+        candidates = self.candidates[var]
+        candidates = candidates[(candidates >= start) & (candidates < stop)]
+        ts = self.data.ts
+        if table is None:  # the first variable: each candidate a partial match
+            times = ts[candidates]
+            out = _Table({var: candidates}, times, times)
+            self._made_rows(len(out))
+            return self._filter(branch, out, set(), var)
+        lo, hi = self._interval(branch, table, bound, var, start, stop)
+        key = self._key(branch, bound, var)
+        if key is None:
+            first = np.searchsorted(candidates, lo, "left")
+            last = np.searchsorted(candidates, hi, "left")
+            pick = candidates
+        else:
+            other, (mine, theirs) = key
+            cand_keys = mine[candidates]
+            sorter = np.lexsort((candidates, cand_keys))
+            pick = candidates[sorter]
+            composite = (cand_keys[sorter] << 32) | pick
+            wanted = theirs[table.positions[other]]
+            first = np.searchsorted(composite, (wanted << 32) | lo, "left")
+            last = np.searchsorted(composite, (wanted << 32) | hi, "left")
+            last = np.where(wanted == _NO_KEY, first, last)  # a missing key equals nothing
+        counts = np.maximum(last - first, 0)
+        total = int(counts.sum())
+        self._made_rows(total)
+        parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
+        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        chosen = pick[np.repeat(first, counts) + offset]
+        times = ts[chosen]
+        positions = {v: p[parent] for v, p in table.positions.items()}
+        distinct = np.ones(total, dtype=bool)
+        for p in positions.values():
+            distinct &= p != chosen
+        positions[var] = chosen
+        out = _Table(positions, np.minimum(table.low[parent], times), np.maximum(table.high[parent], times))
+        self.stats.deleted(len(table))
+        if not distinct.all():
+            self.stats.deleted(int(np.count_nonzero(~distinct)))
+            out = out.take(distinct)
+        return self._filter(branch, out, bound, var)
+
+    def _interval(
+        self, branch: Branch, table: _Table, bound: set[str], var: str, start: int, stop: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per partial match, the positions ``[lo, hi)`` that ``var``'s event may take:
+        its order constraints against the bound variables, and the window."""
+        ts = self.data.ts
+        earliest, latest = self.window.reach(table.low, table.high)
+        lo = np.maximum(np.searchsorted(ts, earliest, "left"), start)
+        hi = np.minimum(np.searchsorted(ts, latest, "right"), stop)
+        for other in branch.before(var) & bound:
+            lo = np.maximum(lo, table.positions[other] + 1)
+        for other in branch.after(var) & bound:
+            hi = np.minimum(hi, table.positions[other])
+        return lo, hi
+
+    def _key(
+        self, branch: Branch, bound: set[str], var: str
+    ) -> tuple[str, tuple[np.ndarray, np.ndarray]] | None:
+        """An exact key to join ``var`` with a bound variable on: an equality condition
+        (``a.x = c.y``) or ``[attr]``, over columns whose equal values are equal keys."""
+        if not bound:
+            return None
+        for cond in branch.conditions:
+            join = cond.join
+            if join is None or var not in cond.variables or cond.negated is not None:
+                continue
+            attr, other = join.of(var)
+            if other in bound:
+                codes = self._codes(attr, join.attr_of(other))
+                if codes is not None:
+                    return other, codes
+        for attr in branch.equiv:
+            codes = self._codes(attr, attr)
+            if codes is not None:
+                return next(iter(sorted(bound))), codes
+        return None
+
+    def _codes(self, mine: str, theirs: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Both columns as codes of one dictionary (-1: missing), by position; None where
+        equal keys might not be equal values (floats: -0.0 and 0.0; decimals; mixed types)."""
+        if (mine, theirs) in self.codes:
+            return self.codes[(mine, theirs)]
+        schema = self.schema
+        if schema.time_col in (mine, theirs):
+            return None
+        left = self.data.columns[schema.index(mine)]
+        right = self.data.columns[schema.index(theirs)]
+        if left.type != right.type or left.type not in _KEY_TYPES or schema.kind(mine) is Kind.DECIMAL:
+            return None
+        both = pa.concat_arrays([left, right]).dictionary_encode()
+        codes = both.indices.fill_null(_NO_KEY).to_numpy(zero_copy_only=False).astype(np.int64)
+        out = codes[: len(left)], codes[len(left) :]
+        self.codes[(mine, theirs)] = out
+        return out
+
+    # --- conditions ---------------------------------------------------------------------------
+
+    def _filter(self, branch: Branch, table: _Table, bound: set[str], var: str) -> _Table:
+        """``[attr]`` and the conditions that become bound when ``var`` is taken."""
+        keep = np.ones(len(table), dtype=bool)
+        if branch.equiv and bound:
+            first = next(iter(sorted(bound)))
+            keep &= self._same(branch.equiv, table.positions[first], table.positions[var])
+        elif branch.equiv:
+            keep &= self._present(branch.equiv, table.positions[var])
+        for i in place(branch, frozenset(bound), var).check:
+            if not keep.any():
+                break
+            keep &= self._holds(branch.conditions[i], table, keep)
+        if keep.all():
+            return table
+        self.stats.deleted(int(np.count_nonzero(~keep)))
+        return table.take(keep)
+
+    def _holds(self, cond: Condition, table: _Table, rows: np.ndarray) -> np.ndarray:
+        """Where ``cond`` holds, among ``rows`` (the others are left false)."""
+        at = np.flatnonzero(rows)
+        self.stats.predicate_evaluations += len(at)
+        positions = {v: p[at] for v, p in table.positions.items()}
+        result, unsure = evaluate(cond.expr, self._frame(positions, len(at)))
+        if unsure is not None and unsure.any():
+            which = np.flatnonzero(unsure)
+            result[which] = self._reference(cond, positions, which)
+        out = np.zeros(len(table), dtype=bool)
+        out[at] = result
+        return out
+
+    def _frame(self, positions: dict[str, np.ndarray], size: int) -> Frame:
+        data, schema = self.data, self.schema
+
+        def column(var: str, attr: str) -> pa.Array:
+            return data.columns[schema.index(attr)].take(pa.array(positions[var]))
+
+        return Frame(size, schema, column, lambda var: data.ts[positions[var]])
+
+    def _reference(self, cond: Condition, positions: dict[str, np.ndarray], rows: np.ndarray) -> list[bool]:
+        """``cond`` on events made for some rows, by the compiled condition."""
+        names = sorted(positions)
+        fn = compile_condition(cond.expr, {n: i for i, n in enumerate(names)}, self.schema)
+        wanted = np.unique(np.concatenate([positions[n][rows] for n in names]))
+        made = dict(zip(wanted.tolist(), self.data.events(wanted), strict=True))
+        return [bool(fn([made[int(positions[n][r])] for n in names])) for r in rows]
+
+    def _same(self, attrs: tuple[str, ...], first: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """``[attr]``: the new event's values are present and equal to the first's (decimal
+        text compared as the numbers it holds, in Python: ``0.10`` is ``0.1``)."""
+        keep = np.ones(len(new), dtype=bool)
+        for attr in attrs:
+            at = self.schema.index(attr)
+            column = self.data.columns[at]
+            if self.schema.kind(attr) is Kind.DECIMAL:
+                made = self.data.events(np.unique(np.concatenate((first, new))))
+                value = {e.row: e.values[at] for e in made}
+                rows = self.data.rows
+                keep &= np.array(
+                    [
+                        present(value[rows[f]]) and value[rows[f]] == value[rows[n]]
+                        for f, n in zip(first, new, strict=True)
+                    ],
+                    dtype=bool,
+                )
+                continue
+            equal = pc.equal(column.take(pa.array(first)), column.take(pa.array(new)))
+            keep &= np.asarray(pc.fill_null(equal, False).to_numpy(zero_copy_only=False), dtype=bool)
+        return keep
+
+    def _present(self, attrs: tuple[str, ...], at: np.ndarray) -> np.ndarray:
+        keep = np.ones(len(at), dtype=bool)
+        for attr in attrs:
+            column = self.data.columns[self.schema.index(attr)].take(pa.array(at))
+            keep &= np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        return keep
+
+    def _constants(self, branch: Branch) -> bool:
+        """The conditions that mention no variable (``WHERE 1 < 2``)."""
+        return all(
+            compile_condition(c.expr, {}, self.schema)([]) for c in branch.conditions if not c.variables
+        )
+
+    # --- negation -----------------------------------------------------------------------------
+
+    def _violated(self, branch: Branch, table: _Table, name: str, start: int, stop: int) -> np.ndarray:
+        """Per complete match: is there an event of the negated variable ``name`` in its
+        interval, not bound in the match, that satisfies its conditions and ``[attr]``?"""
+        bound = set(table.positions)
+        lo, hi = self._interval(branch, table, bound, name, start, stop)
+        lo = np.maximum(lo, start)
+        candidates = self.candidates[name]
+        first = np.searchsorted(candidates, lo, "left")
+        last = np.searchsorted(candidates, hi, "left")
+        counts = np.maximum(last - first, 0)
+        conditions = [c for c in branch.conditions if c.negated == name and not c.prefilter]
+        total = int(counts.sum())
+        if not total:
+            return np.zeros(len(table), dtype=bool)
+        parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
+        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        chosen = candidates[np.repeat(first, counts) + offset]
+        self._made_rows(total)
+        keep = np.ones(total, dtype=bool)
+        positions = {v: p[parent] for v, p in table.positions.items()}
+        for p in positions.values():
+            keep &= p != chosen  # an event bound in the match violates nothing
+        if branch.equiv:
+            first_var = next(iter(sorted(bound)))
+            keep &= self._same(branch.equiv, positions[first_var], chosen)
+        # the window over the match and the violating event: within reach by the interval
+        positions[name] = chosen
+        pairs = _Table(positions, np.minimum(table.low[parent], self.data.ts[chosen]), table.high[parent])
+        for cond in conditions:
+            if not keep.any():
+                break
+            keep &= self._holds(cond, pairs, keep)
+        self.stats.deleted(total)
+        violated = np.zeros(len(table), dtype=bool)
+        violated[parent[keep]] = True
+        return violated
+
+    def _made_rows(self, count: int) -> None:
+        """``count`` candidate tuples made: instances, bounded by ``--max-instances``."""
+        self.instances.made(count)
+
+
+def columns_of_events(events: Sequence[Event], schema: Schema) -> Columns:
+    """Events already made (a Spark shard's, ``bench``'s), as ``Columns``: each column an
+    Arrow array of the events' values (where Arrow cannot hold them as one type, a column
+    of nulls of no type: every condition on it is then left to the reference, which reads
+    the events themselves)."""
+    n = len(events)
+    columns = []
+    for i in range(len(schema.columns)):
+        values = [e.values[i] for e in events]
+        try:
+            columns.append(pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            columns.append(pa.nulls(n))
+    return Columns(
+        np.fromiter((e.row for e in events), np.int64, n),
+        np.fromiter((e.ts for e in events), np.int64, n),
+        np.fromiter((e.mask for e in events), np.int64, n),
+        columns,
+        lambda positions: [events[int(p)] for p in positions],
+    )
+
+
+def evaluate_events(
+    pattern: Pattern, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    """The engine registry's form: the relevant events of a bounded input (clock ticks left
+    out), in stream order, evaluated at once. A pattern it does not evaluate (a Kleene
+    variable), or a pipe (unbounded: every match must be written as soon as it is decided),
+    runs on the lazy tree instead, and the stats say so (``columnar_ran``)."""
+    if options.live or not supports(pattern):
+        from cepcli.automata.tree import build_tree
+        from cepcli.runtime.tree import evaluate_tree
+
+        why = "a pipe is unbounded" if options.live else "a Kleene variable"
+        stats.extra["columnar_ran"] = f"tree: {why}"
+        return evaluate_tree(build_tree(pattern), events, schema, stats, options)
+    relevant = [e for e in events if e.mask]
+    order = tuple(v.name for v in pattern.variables)
+    return evaluate_columnar(pattern, order, columns_of_events(relevant, schema), schema, stats, options)

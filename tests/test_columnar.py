@@ -1,0 +1,89 @@
+"""The columnar engine's own mechanisms, each against the oracle: time slices (a match owned
+by the slice of its earliest event, each once, whatever the slices' size), joins on an exact
+key (and where equal keys would not be equal values, no key), the limit on live partial
+matches, and what its stats say. The case table and the hypothesis properties run it too
+(``tests/test_cases.py``)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cepcli.errors import LimitError
+from cepcli.runtime import columnar
+from tests.harness import run_engine
+from tests.oracle import oracle
+
+
+def _stream(seed: int, rows: int = 60) -> str:
+    rnd = random.Random(seed)
+    lines, ts = ["type,ts,x,k,f"], 0
+    for _ in range(rows):
+        ts += rnd.choice([0, 1, 1, 2, 5])
+        k = rnd.choice(["p", "q", "", "r"])
+        f = rnd.choice(["0.0", "-0.0", "1.5", "", "NaN"])
+        lines.append(f"{rnd.choice('ABCD')},{ts},{rnd.randrange(5)},{k},{f}")
+    return "\n".join(lines) + "\n"
+
+
+QUERIES = [
+    "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 6",
+    "PATTERN SEQ(A a, B b, C c) WHERE a.k = c.k AND b.k = c.k WITHIN 8",
+    "PATTERN AND(A a, B b, C c) WHERE a.k = b.k WITHIN 5",
+    "PATTERN SEQ(A a, NOT D n, C c) WHERE [k] WITHIN 6",
+    "PATTERN SEQ(A a, C c, NOT D n) WHERE n.x > a.x WITHIN 4",
+    "PATTERN OR(SEQ(A a, B b), SEQ(C c, D d)) WHERE a.f = b.f AND c.k = d.k WITHIN 3",
+    "PATTERN OR(SEQ(A a, B b), AND(A a2, B b2)) WHERE a.x <= b.x WITHIN 3",
+    "PATTERN SEQ(A a, A b) WHERE a.f = b.f AND a.x != b.x WITHIN 5",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("slice_rows", [1, 3, 1 << 20])
+def test_slices_of_any_size_give_the_oracles_matches(
+    query: str, slice_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slice owns the matches whose earliest event it holds and reads a window on each
+    side: with one row a slice, matches cross every border."""
+    monkeypatch.setattr(columnar, "SLICE_ROWS", slice_rows)
+    for seed in range(8):
+        text = _stream(seed)
+        got, _ = run_engine(query, text, "columnar", chunk_rows=13)
+        assert got == oracle(query, text), (seed, query)
+
+
+def test_float_keys_are_compared_as_numbers() -> None:
+    """-0.0 equals 0.0, NaN equals nothing: a float equality is no hash key (a dictionary
+    would tell -0.0 from 0.0), it is evaluated as the condition it is."""
+    text = "type,ts,f\nA,1,0.0\nB,2,-0.0\nA,3,NaN\nB,4,NaN\n"
+    query = "PATTERN SEQ(A a, B b) WHERE a.f = b.f WITHIN 5"
+    got, _ = run_engine(query, text, "columnar")
+    assert got == oracle(query, text) == {frozenset({("a", (0,)), ("b", (1,))})}
+
+
+def test_a_missing_key_joins_nothing() -> None:
+    text = "type,ts,k\nA,1,\nB,2,\nA,3,p\nB,4,p\n"
+    query = "PATTERN SEQ(A a, B b) WHERE a.k = b.k WITHIN 5"
+    got, _ = run_engine(query, text, "columnar")
+    assert got == oracle(query, text) == {frozenset({("a", (2,)), ("b", (3,))})}
+
+
+def test_too_many_partial_matches_is_the_limit_error() -> None:
+    import pyarrow as pa
+
+    import cepcli
+
+    table = pa.table({"type": list("AB" * 200), "ts": [i // 4 for i in range(400)]})
+    found = cepcli.find("PATTERN AND(A a, B b) WITHIN 30", table, engine="columnar", max_instances=1_000)
+    with pytest.raises(LimitError, match="more than 1,000 live instances"):
+        list(found)
+
+
+def test_its_stats_say_the_order_it_joined_in_and_the_sizes() -> None:
+    text = "type,ts,x\n" + "".join(f"{t},{i},{i % 3}\n" for i, t in enumerate("AAAAB" * 6))
+    _, stats = run_engine("PATTERN SEQ(A a, B b) WHERE a.x = b.x WITHIN 2", text, "columnar")
+    joins = stats.extra["columnar_joins"]
+    assert [step["variable"] for step in joins[0]] == ["b", "a"]  # the rarest first
+    assert joins[0][-1]["partial_matches"] == stats.matches
+    assert stats.relevant_events == 30
