@@ -9,6 +9,7 @@ from typing import Any
 
 from cepcli.automata.adaptive import build_adaptive
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
+from cepcli.automata.columnar import evaluates
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import build_tree
 from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
@@ -38,7 +39,9 @@ class Engine:
     build: Callable[[Pattern, tuple[str, ...]], Any]
     evaluate: Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
     lazy: bool
-    bounded: bool = False  # evaluates a whole bounded input at once (``Job`` hands it columns)
+    # on a bounded input, does it evaluate this pattern with the columnar engine (``Job`` then
+    # hands it the input's columns, and no events)?
+    columnar: Callable[[Pattern], bool] = lambda pattern: False
 
 
 def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:
@@ -64,9 +67,13 @@ ENGINES: dict[str, Engine] = {
     "first-chance": Engine("first-chance", _chain(Negation.FIRST_CHANCE), evaluate_chain, lazy=True),
     "tree": Engine("tree", lambda pattern, order: build_tree(pattern), evaluate_tree, lazy=False),
     "adaptive": Engine(
-        "adaptive", lambda pattern, order: build_adaptive(pattern), evaluate_adaptive, lazy=False
+        "adaptive",
+        lambda pattern, order: build_adaptive(pattern),
+        evaluate_adaptive,
+        lazy=False,
+        columnar=lambda pattern: build_adaptive(pattern).columnar,
     ),
-    "columnar": Engine("columnar", lambda pattern, order: pattern, _columnar, lazy=False, bounded=True),
+    "columnar": Engine("columnar", lambda pattern, order: pattern, _columnar, lazy=False, columnar=evaluates),
 }
 
 

@@ -237,17 +237,18 @@ class Job:
         engine on a bounded input, the input's relevant rows as columns (no event made
         but for the matches), then the error that ended the input."""
         stats, pattern, evaluation = self.stats, self.pattern, self.evaluation
-        if engine(self.run.engine).bounded and not evaluation.live:
-            from cepcli.runtime.columnar import evaluate_columnar, supports
+        if not evaluation.live and not evaluation.every and engine(self.run.engine).columnar(pattern):
+            from cepcli.runtime.columnar import evaluate_columnar
 
-            if supports(pattern):
-                stats.engine = self.run.engine
-                data, error = self.source.columns(self.prefilter, stats, self.typed)
-                names = tuple(v.name for v in pattern.variables)
-                yield from evaluate_columnar(pattern, names, data, self.schema, stats, evaluation)
-                if error is not None:
-                    raise error
-                return
+            stats.engine = self.run.engine
+            if self.run.engine != "columnar":
+                stats.extra["adaptive_ran"] = "columnar"
+            data, error = self.source.columns(self.prefilter, stats, self.typed)
+            names = tuple(v.name for v in pattern.variables)
+            yield from evaluate_columnar(pattern, names, data, self.schema, stats, evaluation)
+            if error is not None:
+                raise error
+            return
         events = self.source.events(self.prefilter, stats, self.typed)
         yield from run_pattern(pattern, self.run.engine, events, self.schema, stats, order, evaluation)
 

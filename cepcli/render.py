@@ -217,6 +217,8 @@ def stats_panel(stats: Stats) -> Panel:
 def _adaptive_ran(stats: Stats) -> str:
     """What the adaptive engine ran: segments by engine, and the runtimes it started
     (``--stats-json`` has when each change was made, and at what ratio)."""
+    if stats.extra.get("adaptive_ran") == "columnar":
+        return "columnar (the whole input, set-at-a-time)"
     segments = stats.extra.get("adaptive_segments")
     if not isinstance(segments, dict):
         return ""

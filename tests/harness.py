@@ -63,8 +63,9 @@ def _segments(how: str) -> Iterator[None]:
     borders, and switches between the engines; but for the pipe, the first segment's engine
     is chosen once every variable has been seen (the look-ahead's events held, then
     evaluated by that engine). ``half`` and ``mixed`` take the events from the stream in
-    batches of 3 (not 256), so that batches end inside segments as well as at borders."""
-    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST")
+    batches of 3 (not 256), so that batches end inside segments as well as at borders. (Plain
+    ``adaptive`` runs the columnar engine on these bounded inputs where the pattern allows.)"""
+    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST", "COLUMNAR")
     saved = [getattr(adaptive, name) for name in names]
     batch = adaptive_runtime.BATCH
     if how in ("half", "mixed"):
@@ -78,6 +79,7 @@ def _segments(how: str) -> Iterator[None]:
         adaptive.SEGMENT_WINDOWS, adaptive.RATIO = settings[how]
         adaptive.LEAST, adaptive.CHAIN_RATIO, adaptive.HYSTERESIS = 1, float("inf"), 1.0
         adaptive.FIRST_LEAST = 1
+        adaptive.COLUMNAR = False  # the segments, on a bounded input too
     try:
         yield
     finally:

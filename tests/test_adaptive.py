@@ -1,7 +1,10 @@
-"""The adaptive engine (README "Engines"): eager where the variables' rates are alike, the
-tree where they differ, chosen per time segment; the same matches as every engine (the
-oracle tests run it with the case table and the hypothesis properties, with segments of four
-windows and of half a window: tests/test_cases.py)."""
+"""The adaptive engine (README "Engines"): on a bounded input of a pattern the columnar
+engine evaluates, that engine; else (a pipe, a Kleene pattern, ``--stats-every``) eager where
+the variables' rates are alike, the tree where they differ, chosen per time segment. The
+same matches as every engine (the oracle tests run it with the case table and the hypothesis
+properties, with segments of four windows and of half a window: tests/test_cases.py). The
+tests of the segments here run them on bounded inputs (``adaptive.COLUMNAR`` off); the
+first one says what a bounded input runs."""
 
 from __future__ import annotations
 
@@ -11,11 +14,30 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cepcli.automata import adaptive
 from cepcli.automata.adaptive import SEGMENT_WINDOWS
 from cepcli.cli import cli
 from tests.harness import run_engine
 
 QUERY = "PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 2 s"
+
+
+def test_a_bounded_input_runs_the_columnar_engine() -> None:
+    data = _burst()
+    found, stats = run_engine(QUERY, data, "adaptive")
+    assert found == run_engine(QUERY, data, "eager")[0] and len(found) > 100
+    assert stats.extra["adaptive_ran"] == "columnar" and "adaptive_segments" not in stats.extra
+    assert [step["variable"] for step in stats.extra["columnar_joins"][0]][0] == "c"  # the rarest
+    kleene = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 2 s"  # segments: the columnar engine has no Kleene
+    _, stats = run_engine(kleene, data, "adaptive")
+    assert "adaptive_segments" in stats.extra and "columnar_joins" not in stats.extra
+
+
+@pytest.fixture(autouse=True)
+def segments(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every other test is about the segments: on these bounded inputs too."""
+    if request.function.__name__ != "test_a_bounded_input_runs_the_columnar_engine":
+        monkeypatch.setattr(adaptive, "COLUMNAR", False)
 
 
 def _burst() -> str:
@@ -233,7 +255,7 @@ def test_each_event_is_counted_once_in_batches_and_one_by_one() -> None:
 def test_stopped_after_some_matches_it_counts_only_the_events_it_took(tmp_path: Path, stop: int) -> None:
     """``--max-matches``: the run stops inside a batch; the events after the one that gave
     the last match never reached the engine and are not counted (eager's count, which takes
-    them one by one)."""
+    them one by one); the work of the runtimes still live when it stops is counted."""
     data = "type,ts,x\n" + "".join(f"{k},{t}.{i},{t % 5}\n" for t in range(700) for i, k in enumerate("ABC"))
     (tmp_path / "q.sase").write_text(QUERY + "\n")
     (tmp_path / "d.csv").write_text(data)
@@ -247,5 +269,6 @@ def test_stopped_after_some_matches_it_counts_only_the_events_it_took(tmp_path: 
         assert result.exit_code == 0, result.output
         written = json.loads(stats.read_text())
         assert written["matches"] == stop
+        assert written["peak_instances"] > 0 and written["memory_operations"] > 0  # the runtimes' work
         counted[engine] = written["relevant_events"]
     assert counted["adaptive"] == counted["eager"] < 300  # well inside the first batch of 256 or the second

@@ -373,9 +373,15 @@ RUN_CASES = [
         stdout=table_check(4, (0, 1, 3)),
         stderr="cepcli stats",
     ),
-    Case(  # the default engine says what it ran: one segment here, the first, by the tree
+    Case(  # the default engine says what it ran: a file, so the columnar engine
         "stats-adaptive-ran",
         ["run", "q.sase", "-i", "events.csv"],
+        BASE,
+        stderr="columnar (the whole input, set-at-a-time)",
+    ),
+    Case(  # with --stats-every, the segments: one here, the first, by the tree
+        "stats-adaptive-ran-segments",
+        ["run", "q.sase", "-i", "events.csv", "--stats-every", "1000"],
         BASE,
         stderr="segments: tree 1; runtimes: 1",
     ),

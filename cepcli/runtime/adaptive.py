@@ -282,6 +282,12 @@ class AdaptiveRuntime:
             yield from self._end(self.live.pop(0))
 
     def report(self) -> None:
+        """The choices made, and the work of the runtimes still live (a run stopped early,
+        by --max-matches or Ctrl-C, or an input error: theirs was added when they ended)."""
+        while self.live:
+            part = self.live.pop(0)
+            part.runtime.report()
+            add_part(self.stats, part_work(part.stats))
         extra = self.stats.extra
         extra["adaptive_segments"] = dict(self.engines)
         extra["adaptive_segment_seconds"] = self.segment / 1e9
@@ -446,5 +452,12 @@ def evaluated(pattern: Pattern, engine: str, order: tuple[str, ...]) -> dict[str
 def evaluate_adaptive(
     nfa: AdaptiveNfa, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Match]:
-    """Run the adaptive engine over relevant events, yielding matches as found."""
+    """Run the adaptive engine over relevant events, yielding matches as found: on a bounded
+    input (not a pipe, no ``--stats-every``) of a pattern the columnar engine evaluates,
+    that engine; else the segments."""
+    if nfa.columnar and not options.live and not options.every:
+        from cepcli.runtime.columnar import evaluate_events
+
+        stats.extra["adaptive_ran"] = "columnar"
+        return evaluate_events(nfa.pattern, events, schema, stats, options)
     return AdaptiveRuntime(nfa, schema, stats, options).run(events)

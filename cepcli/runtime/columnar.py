@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
 from cepcli.events import Event, Kind, Schema
@@ -80,11 +81,6 @@ class Columns:
 
     def __len__(self) -> int:
         return len(self.rows)
-
-
-def supports(pattern: Pattern) -> bool:
-    """Can the columnar engine evaluate this pattern (no Kleene variable)?"""
-    return not any(v.kleene for v in pattern.variables)
 
 
 def evaluate_columnar(
@@ -498,7 +494,7 @@ def evaluate_events(
     out), in stream order, evaluated at once. A pattern it does not evaluate (a Kleene
     variable), or a pipe (unbounded: every match must be written as soon as it is decided),
     runs on the lazy tree instead, and the stats say so (``columnar_ran``)."""
-    if options.live or not supports(pattern):
+    if options.live or not evaluates(pattern):
         from cepcli.automata.tree import build_tree
         from cepcli.runtime.tree import evaluate_tree
 
