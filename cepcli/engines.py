@@ -7,11 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cepcli.automata.adaptive import build_adaptive
-from cepcli.automata.chain import ChainNfa, Negation, build_chain
-from cepcli.automata.columnar import evaluates
-from cepcli.automata.eager import EagerNfa, build_eager
-from cepcli.automata.tree import build_tree
+from cepcli.automata import columnar
 from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
 from cepcli.errors import EngineError
 from cepcli.events import Event, Schema
@@ -19,61 +15,116 @@ from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
 from cepcli.query.parser import parse_query
-from cepcli.runtime.adaptive import evaluate_adaptive
-from cepcli.runtime.chain import evaluate_chain
-from cepcli.runtime.eager import evaluate_eager
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
-from cepcli.runtime.tree import evaluate_tree
 
 __all__ = ["DEFAULT_ENGINE", "ENGINE_NAMES", "ENGINES", "Engine", "compile_pattern", "engine", "run_pattern"]
+
+Evaluate = Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
 
 
 @dataclass(frozen=True, slots=True)
 class Engine:
     """``build(pattern, order)`` makes the automaton (data); ``evaluate`` runs it.
-    ``lazy`` engines need a frequency order (``--order``, or measured)."""
+    ``lazy`` engines need a frequency order (``--order``, or measured). Each engine's
+    modules are imported when it is first built or run: a run imports its own engine's."""
 
     name: str
     build: Callable[[Pattern, tuple[str, ...]], Any]
-    evaluate: Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
+    evaluate: Evaluate
     lazy: bool
     # on a bounded input, does it evaluate this pattern with the columnar engine (``Job`` then
     # hands it the input's columns, and no events)?
     columnar: Callable[[Pattern], bool] = lambda pattern: False
 
 
-def _eager(pattern: Pattern, order: tuple[str, ...]) -> EagerNfa:
+def _eager(pattern: Pattern, order: tuple[str, ...]) -> Any:
+    from cepcli.automata.eager import build_eager
+
     return build_eager(pattern)
 
 
-def _chain(negation: Negation) -> Callable[[Pattern, tuple[str, ...]], ChainNfa]:
-    return lambda pattern, order: build_chain(pattern, order, negation)
+def _chain(first_chance: bool) -> Callable[[Pattern, tuple[str, ...]], Any]:
+    def build(pattern: Pattern, order: tuple[str, ...]) -> Any:
+        from cepcli.automata.chain import Negation, build_chain
+
+        return build_chain(
+            pattern, order, Negation.FIRST_CHANCE if first_chance else Negation.POST_PROCESSING
+        )
+
+    return build
 
 
-def _columnar(
-    pattern: Pattern, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+def _tree(pattern: Pattern, order: tuple[str, ...]) -> Any:
+    from cepcli.automata.tree import build_tree
+
+    return build_tree(pattern)
+
+
+def _adaptive(pattern: Pattern, order: tuple[str, ...]) -> Any:
+    from cepcli.automata.adaptive import build_adaptive
+
+    return build_adaptive(pattern)
+
+
+def _columnar_plan(pattern: Pattern, order: tuple[str, ...]) -> Any:
+    return pattern  # the columnar engine plans from the pattern itself, at run time
+
+
+# the runtimes, each imported when it first runs
+def _run_eager(
+    nfa: Any, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Match]:
-    from cepcli.runtime.columnar import evaluate_events  # (numpy and pyarrow: when it runs)
+    from cepcli.runtime.eager import evaluate_eager
+
+    return evaluate_eager(nfa, events, schema, stats, options)
+
+
+def _run_chain(
+    nfa: Any, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    from cepcli.runtime.chain import evaluate_chain
+
+    return evaluate_chain(nfa, events, schema, stats, options)
+
+
+def _run_tree(
+    nfa: Any, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    from cepcli.runtime.tree import evaluate_tree
+
+    return evaluate_tree(nfa, events, schema, stats, options)
+
+
+def _run_adaptive(
+    nfa: Any, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    from cepcli.runtime.adaptive import evaluate_adaptive
+
+    return evaluate_adaptive(nfa, events, schema, stats, options)
+
+
+def _run_columnar(
+    pattern: Any, events: Iterable[Event], schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Match]:
+    from cepcli.runtime.columnar import evaluate_events
 
     return evaluate_events(pattern, events, schema, stats, options)
 
 
+def _adaptive_columnar(pattern: Pattern) -> bool:
+    return columnar.IN_ADAPTIVE and columnar.evaluates(pattern)
+
+
 ENGINES: dict[str, Engine] = {
-    "eager": Engine("eager", _eager, evaluate_eager, lazy=False),
-    "chain": Engine("chain", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
-    "post-processing": Engine("post-processing", _chain(Negation.POST_PROCESSING), evaluate_chain, lazy=True),
-    "first-chance": Engine("first-chance", _chain(Negation.FIRST_CHANCE), evaluate_chain, lazy=True),
-    "tree": Engine("tree", lambda pattern, order: build_tree(pattern), evaluate_tree, lazy=False),
-    "adaptive": Engine(
-        "adaptive",
-        lambda pattern, order: build_adaptive(pattern),
-        evaluate_adaptive,
-        lazy=False,
-        columnar=lambda pattern: build_adaptive(pattern).columnar,
-    ),
-    "columnar": Engine("columnar", lambda pattern, order: pattern, _columnar, lazy=False, columnar=evaluates),
+    "eager": Engine("eager", _eager, _run_eager, lazy=False),
+    "chain": Engine("chain", _chain(False), _run_chain, lazy=True),
+    "post-processing": Engine("post-processing", _chain(False), _run_chain, lazy=True),
+    "first-chance": Engine("first-chance", _chain(True), _run_chain, lazy=True),
+    "tree": Engine("tree", _tree, _run_tree, lazy=False),
+    "adaptive": Engine("adaptive", _adaptive, _run_adaptive, lazy=False, columnar=_adaptive_columnar),
+    "columnar": Engine("columnar", _columnar_plan, _run_columnar, lazy=False, columnar=columnar.evaluates),
 }
 
 

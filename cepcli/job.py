@@ -19,7 +19,6 @@ from typing import IO, TYPE_CHECKING
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import InputError, QueryError, UsageError
 from cepcli.events import Schema
-from cepcli.explain import Explanation, explain
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
@@ -32,6 +31,7 @@ from cepcli.sources.options import InputOptions, from_text
 if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__init__``)
     import numpy as np
 
+    from cepcli.explain import Explanation
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
 
@@ -302,6 +302,8 @@ def explain_query(
         order = tuple(v.name for v in pattern.variables)
         source = "the pattern's order: no --order and no input to measure"
     automaton = chosen.build(pattern, order or ())
+    from cepcli.explain import explain  # (its views: for this command only)
+
     return explain(pattern, engine_name, automaton, source)
 
 

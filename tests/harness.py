@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from cepcli.automata import adaptive
+from cepcli.automata import adaptive, columnar
 from cepcli.engines import ENGINES
 from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
@@ -65,7 +65,7 @@ def _segments(how: str) -> Iterator[None]:
     evaluated by that engine). ``half`` and ``mixed`` take the events from the stream in
     batches of 3 (not 256), so that batches end inside segments as well as at borders. (Plain
     ``adaptive`` runs the columnar engine on these bounded inputs where the pattern allows.)"""
-    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST", "COLUMNAR")
+    names = ("SEGMENT_WINDOWS", "RATIO", "LEAST", "CHAIN_RATIO", "HYSTERESIS", "FIRST_LEAST")
     saved = [getattr(adaptive, name) for name in names]
     batch = adaptive_runtime.BATCH
     if how in ("half", "mixed"):
@@ -79,10 +79,11 @@ def _segments(how: str) -> Iterator[None]:
         adaptive.SEGMENT_WINDOWS, adaptive.RATIO = settings[how]
         adaptive.LEAST, adaptive.CHAIN_RATIO, adaptive.HYSTERESIS = 1, float("inf"), 1.0
         adaptive.FIRST_LEAST = 1
-        adaptive.COLUMNAR = False  # the segments, on a bounded input too
+        columnar.IN_ADAPTIVE = False  # the segments, on a bounded input too
     try:
         yield
     finally:
+        columnar.IN_ADAPTIVE = True
         Source.streaming = streaming  # type: ignore[method-assign]
         adaptive_runtime.BATCH = batch
         for name, value in zip(names, saved, strict=True):

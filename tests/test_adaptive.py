@@ -3,7 +3,7 @@ engine evaluates, that engine; else (a pipe, a Kleene pattern, ``--stats-every``
 the variables' rates are alike, the tree where they differ, chosen per time segment. The
 same matches as every engine (the oracle tests run it with the case table and the hypothesis
 properties, with segments of four windows and of half a window: tests/test_cases.py). The
-tests of the segments here run them on bounded inputs (``adaptive.COLUMNAR`` off); the
+tests of the segments here run them on bounded inputs (``columnar.IN_ADAPTIVE`` off); the
 first one says what a bounded input runs."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cepcli.automata import adaptive
+from cepcli.automata import columnar
 from cepcli.automata.adaptive import SEGMENT_WINDOWS
 from cepcli.cli import cli
 from tests.harness import run_engine
@@ -37,7 +37,7 @@ def test_a_bounded_input_runs_the_columnar_engine() -> None:
 def segments(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every other test is about the segments: on these bounded inputs too."""
     if request.function.__name__ != "test_a_bounded_input_runs_the_columnar_engine":
-        monkeypatch.setattr(adaptive, "COLUMNAR", False)
+        monkeypatch.setattr(columnar, "IN_ADAPTIVE", False)
 
 
 def _burst() -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cepcli.automata import columnar
 from cepcli.automata.chain import ChainNfa, Negation, build_chain
-from cepcli.automata.columnar import evaluates
 from cepcli.automata.eager import EagerNfa, build_eager
 from cepcli.automata.tree import TreeNfa, build_tree
 from cepcli.errors import EngineError
@@ -52,10 +52,6 @@ HYSTERESIS = 1.5
 FIRST_LEAST = 10
 FIRST_WINDOWS = 2
 HELD = 1 << 16
-# A bounded input (a file, a table, a Spark shard) of a pattern the columnar engine
-# evaluates runs that engine whole: it joins set-at-a-time what the segments would evaluate
-# event by event. Segments are for pipes, Kleene patterns and --stats-every.
-COLUMNAR = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +66,7 @@ class AdaptiveNfa:
     hysteresis: float  # a change needs the ratio this factor past the bound (``HYSTERESIS``)
     first_least: int  # the first choice's evidence (``FIRST_LEAST``)
     first_span: int  # nanoseconds: on a pipe, what the first choice is made from (``FIRST_WINDOWS``)
-    columnar: bool  # a bounded input runs the columnar engine (``COLUMNAR``, and the pattern allows)
+    columnar: bool  # a bounded input runs the columnar engine (``columnar.IN_ADAPTIVE``, and it allows)
 
     def chain(self, order: tuple[str, ...]) -> ChainNfa:
         """The Chain NFA of ``order`` (rarest first), negations by post-processing."""
@@ -107,5 +103,5 @@ def build_adaptive(
         HYSTERESIS,
         FIRST_LEAST,
         max(1, int(pattern.window * FIRST_WINDOWS)),
-        COLUMNAR and evaluates(pattern),
+        columnar.IN_ADAPTIVE and columnar.evaluates(pattern),
     )

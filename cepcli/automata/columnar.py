@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from cepcli.plan.pattern import Pattern
 
+# The default (adaptive) engine runs this engine on a bounded input (a file, a table, a Spark
+# shard) of a pattern it evaluates: it joins set-at-a-time what the adaptive segments would
+# evaluate event by event. The segments are for pipes, Kleene patterns and --stats-every.
+IN_ADAPTIVE = True
+
 
 def evaluates(pattern: Pattern) -> bool:
     """Does the columnar engine evaluate this pattern itself (no Kleene variable)?"""

@@ -75,7 +75,7 @@ class Columns:
     rows: np.ndarray
     ts: np.ndarray
     masks: np.ndarray
-    columns: list[pa.Array]
+    columns: list[pa.Array | pa.ChunkedArray]
     events: Callable[[np.ndarray], list[Event]]
     until: int | None = None
 
@@ -327,8 +327,8 @@ class _Run:
         schema = self.schema
         if schema.time_col in (mine, theirs):
             return None
-        left = self.data.columns[schema.index(mine)]
-        right = self.data.columns[schema.index(theirs)]
+        left = _array(self.data.columns[schema.index(mine)])
+        right = _array(self.data.columns[schema.index(theirs)])
         if left.type != right.type or left.type not in _KEY_TYPES or schema.kind(mine) is Kind.DECIMAL:
             return None
         both = pa.concat_arrays([left, right]).dictionary_encode()
@@ -373,7 +373,7 @@ class _Run:
         data, schema = self.data, self.schema
 
         def column(var: str, attr: str) -> pa.Array:
-            return data.columns[schema.index(attr)].take(pa.array(positions[var]))
+            return _array(data.columns[schema.index(attr)].take(pa.array(positions[var])))
 
         return Frame(size, schema, column, lambda var: data.ts[positions[var]])
 
@@ -463,6 +463,10 @@ class _Run:
     def _made_rows(self, count: int) -> None:
         """``count`` candidate tuples made: instances, bounded by ``--max-instances``."""
         self.instances.made(count)
+
+
+def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def columns_of_events(events: Sequence[Event], schema: Schema) -> Columns:

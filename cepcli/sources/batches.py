@@ -43,10 +43,14 @@ class RawBatch:
 
 def plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """A column as the typing stage expects it: one chunk, text as ``string`` (not
-    ``large_string``), dictionaries decoded."""
+    ``large_string``), dictionaries decoded but for those of text (a type column, a column
+    the query does not read: decoding millions of repeated strings is most of their cost;
+    the typing decodes those it reads)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if pa.types.is_dictionary(column.type):
+        if pa.types.is_string(column.type.value_type):
+            return column
         column = column.dictionary_decode()
     if pa.types.is_large_string(column.type):
         column = column.cast(pa.string())

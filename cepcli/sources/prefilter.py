@@ -45,7 +45,17 @@ class Prefilter:
 
     def _codes(self, types: pa.Array) -> np.ndarray:
         """Per row, the position of its type among the pattern's (-1: none): one hash
-        look-up per row, whatever the number of variables."""
+        look-up per row, whatever the number of variables (of a dictionary, one per entry)."""
+        if pa.types.is_dictionary(types.type):
+            entries = pc.index_in(types.dictionary, value_set=self.types).fill_null(-1)
+            codes = np.asarray(entries.to_numpy(zero_copy_only=False))[
+                types.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            ]
+            return (
+                np.where(types.is_null().to_numpy(zero_copy_only=False), -1, codes)
+                if types.null_count
+                else codes
+            )
         found = pc.index_in(types, value_set=self.types)
         return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False))
 

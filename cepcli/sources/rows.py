@@ -17,8 +17,8 @@ from typing import Any, TypeAlias
 import numpy as np
 import pyarrow as pa
 
-from cepcli.events import Event
-from cepcli.sources.kinds import python_values
+from cepcli.events import Event, Kind
+from cepcli.sources.kinds import python_values, type_native
 from cepcli.sources.typed import decimals
 
 Values: TypeAlias = "np.ndarray | pa.Array | pa.ChunkedArray"  # one value per row
@@ -36,11 +36,19 @@ def make_events(
     columns: Sequence[pa.Array | pa.ChunkedArray],
     decimal_text: Collection[int] = (),
     masks: Values | None = None,
+    pending: Sequence[tuple[int, Kind]] = (),
 ) -> list[Event]:
     """One event per row: its row id, its time in int64 nanoseconds, its type, the values of
     every column (``columns``, in the schema's order; those at the positions in
-    ``decimal_text`` hold decimal text) and its variable mask (0 without ``masks``)."""
+    ``decimal_text`` hold decimal text; those in ``pending`` are as a typed format read
+    them, and are typed here, by their kind) and its variable mask (0 without ``masks``)."""
     ids = _list(rows)
+    columns = list(columns)
+    for i, kind in pending:
+        column = columns[i]
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        columns[i] = type_native(column, kind)[0]  # (a value that does not fit: missing)
     values = [column_values(c, i in decimal_text) for i, c in enumerate(columns)]
     tuples = list(zip(*values, strict=True)) if values else [()] * len(ids)
     bits = _list(masks) if masks is not None else [0] * len(ids)

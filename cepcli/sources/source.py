@@ -405,7 +405,7 @@ def _columns_of(parts: list[tuple[TypedBatch, np.ndarray]], names: tuple[str, ..
     masks = np.concatenate([m for _, m in parts])
     columns = [_joined([b.columns[i] for b, _ in parts]) for i in range(len(names))]
     types = _joined([b.types for b, _ in parts])
-    decimals = parts[0][0].decimals
+    decimals, pending = parts[0][0].decimals, parts[0][0].pending
     if sort:
         order = np.lexsort((rows, ts))
         if not (order == np.arange(len(order))).all():
@@ -422,18 +422,20 @@ def _columns_of(parts: list[tuple[TypedBatch, np.ndarray]], names: tuple[str, ..
             [c.take(at) for c in columns],
             decimals,
             masks[positions],
+            pending,
         )
 
     return Columns(rows, ts, masks, columns, events)
 
 
-def _joined(chunks: list[pa.Array]) -> pa.Array:
-    """One column of pieces (of one type; where a piece's type differs, as Python values, or
-    at worst nulls of no type: every condition on it is then left to the reference)."""
+def _joined(chunks: list[pa.Array]) -> pa.Array | pa.ChunkedArray:
+    """One column of pieces (of one type: chunked, not copied; where a piece's type differs,
+    as Python values, or at worst nulls of no type: every condition on it is then left to
+    the reference)."""
     if len(chunks) == 1:
         return chunks[0]
     try:
-        return pa.concat_arrays(chunks)
+        return pa.chunked_array(chunks)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
     try:
@@ -484,6 +486,7 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
             [c.take(at) for c in batch.columns],
             batch.decimals,
             masks[positions] if masks is not None else None,
+            batch.pending,
         )
 
     return make

@@ -114,6 +114,8 @@ def decide(values: pa.Array, nulls: pa.Array, unit: int, time_format: str | None
 
 def nanoseconds(values: pa.Array, spec: TimeSpec, nulls: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The time column as int64 nanoseconds, and where a value is missing or unreadable."""
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
     type_ = values.type
     if spec.how == "native" or pa.types.is_timestamp(type_) or pa.types.is_date(type_):
         out = native_nanoseconds(values)
@@ -387,6 +389,14 @@ def native_nanoseconds(values: pa.Array) -> pa.Array:
     if pa.types.is_date(values.type):
         values = pc.cast(values, pa.timestamp("s"))
     unit = values.type.unit
+    if unit != "ns":
+        try:  # most columns: every value fits int64 nanoseconds (a checked cast says)
+            finer = (
+                pa.duration("ns") if pa.types.is_duration(values.type) else pa.timestamp("ns", values.type.tz)
+            )
+            return pc.cast(pc.cast(values, finer), pa.int64())
+        except pa.ArrowInvalid:
+            pass
     ints = pc.cast(values, pa.int64())
     if unit == "ns":
         return ints

@@ -74,6 +74,9 @@ class TypedBatch:
     bad: np.ndarray
     first_why: str | None = None  # why the first bad row is bad
     decimals: frozenset[int] = frozenset()  # columns of decimal text: events hold ``Decimal``s
+    # columns of a typed format the query does not read, left as read: typed (with their
+    # kind) only for the rows that become events (``rows.make_events``)
+    pending: tuple[tuple[int, Kind], ...] = ()
 
     def take(self, keep: np.ndarray) -> TypedBatch:
         """The rows where ``keep`` (a boolean mask) holds."""
@@ -87,6 +90,7 @@ class TypedBatch:
             self.bad[keep],
             None,
             self.decimals,
+            self.pending,
         )
 
 
@@ -112,12 +116,16 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
             columns[time_at][first].as_py(), typer.time, schema.time_col, typer.null_set
         )
     typed: list[pa.Array] = []
+    pending: list[tuple[int, Kind]] = []
     for i, (column_name, column) in enumerate(zip(schema.columns, columns, strict=True)):
         if typer.kinds[i] is Kind.PENDING:
             _decide(column, i, typer, raw)
         kind = typer.kinds[i]
         native = not text and not (pa.types.is_string(column.type) and kind is not Kind.STR)
-        if native:
+        if native and column_name not in typer.typed and not typer.streaming:
+            values, wrong = column, np.zeros(0, dtype=np.int64)  # typed when an event is made
+            pending.append((i, kind))
+        elif native:
             try:
                 values, wrong = type_native(column, kind)
             except KindMismatch:
@@ -144,7 +152,7 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
             why.setdefault(first, _contradiction(column_name, column[first], typer, i, native))
         typed.append(values)
     types = columns[schema.index(schema.type_col)]
-    if types.type != pa.string():
+    if types.type != pa.string() and not _text_dictionary(types.type):  # (a dictionary: as it is)
         types = pc.cast(
             types.dictionary_decode() if pa.types.is_dictionary(types.type) else types, pa.string()
         )
@@ -154,7 +162,13 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
         for i, (k, c) in enumerate(zip(typer.kinds, typed, strict=True))
         if k is Kind.DECIMAL and pa.types.is_string(c.type)
     )
-    return TypedBatch(raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals)
+    return TypedBatch(
+        raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals, tuple(pending)
+    )
+
+
+def _text_dictionary(type_: pa.DataType) -> bool:
+    return bool(pa.types.is_dictionary(type_) and pa.types.is_string(type_.value_type))
 
 
 def _unread(column: pa.Array, values: pa.Array, wrong: np.ndarray) -> tuple[pa.Array, np.ndarray]:
