@@ -229,11 +229,11 @@ def part_e2e(repeat: int) -> dict[str, object]:
 # --- flights and DuckDB ------------------------------------------------------------------
 
 
-def duckdb_count(view: str, query: str) -> tuple[float, int]:
-    """A whole DuckDB process: ``CREATE VIEW f AS <view>``, then the one number ``query``
-    selects (8 GB of memory at most, no progress bar, spill files in the scratch directory);
-    its wall seconds and the number."""
-    code = (
+def duckdb_script(view: str, query: str) -> str:
+    """The Python program of ``duckdb_count``: ``CREATE VIEW f AS <view>``, then print the one
+    number ``query`` selects (8 GB of memory at most, no progress bar, spill files in the
+    scratch directory)."""
+    return (
         "import duckdb\n"
         "con = duckdb.connect()\n"
         f"con.execute(\"SET memory_limit='8GB'; SET enable_progress_bar=false;"
@@ -241,6 +241,11 @@ def duckdb_count(view: str, query: str) -> tuple[float, int]:
         f'con.execute("CREATE VIEW f AS {view}")\n'
         f'print(con.execute("{query}").fetchone()[0])\n'
     )
+
+
+def duckdb_count(view: str, query: str) -> tuple[float, int]:
+    """A whole DuckDB process (``duckdb_script``): its wall seconds and the number."""
+    code = duckdb_script(view, query)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return time.perf_counter() - started, int(done.stdout.strip().splitlines()[-1])
