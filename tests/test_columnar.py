@@ -40,13 +40,17 @@ QUERIES = [
 
 
 @pytest.mark.parametrize("query", QUERIES)
-@pytest.mark.parametrize("slice_rows", [1, 3, 1 << 20])
+@pytest.mark.parametrize(
+    "slice_rows,step_tuples", [(1, 1 << 21), (3, 1 << 21), (1 << 20, 1 << 21), (1 << 20, 2)]
+)
 def test_slices_of_any_size_give_the_oracles_matches(
-    query: str, slice_rows: int, monkeypatch: pytest.MonkeyPatch
+    query: str, slice_rows: int, step_tuples: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A slice owns the matches whose earliest event it holds and reads a window on each
-    side: with one row a slice, matches cross every border."""
+    side: with one row a slice, matches cross every border; with at most 2 partial matches a
+    join, a slice is halved again and again (down to the rows of one time)."""
     monkeypatch.setattr(columnar, "SLICE_ROWS", slice_rows)
+    monkeypatch.setattr(columnar, "STEP_TUPLES", step_tuples)
     for seed in range(8):
         text = _stream(seed)
         got, _ = run_engine(query, text, "columnar", chunk_rows=13)

@@ -59,6 +59,7 @@ from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
 
 SLICE_ROWS = 1 << 20  # relevant rows a slice owns, at most (a window on each side more)
+STEP_TUPLES = 1 << 21  # partial matches one join may make before its slice is halved
 _KEY_TYPES = (pa.int64(), pa.string(), pa.bool_())  # equal keys are equal values, exactly
 _NO_KEY = -1
 
@@ -132,6 +133,7 @@ class _Run:
     candidates: dict[str, np.ndarray] = field(init=False)  # per variable: its positions
     codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = field(init=False)
     made: dict[int, Event] = field(init=False)  # events made so far, by position
+    budget: bool = field(init=False)  # the slice can be halved: a join past STEP_TUPLES does
     joins: dict[int, dict[str, int]] = field(init=False)  # per branch: partial matches after each join
 
     def __post_init__(self) -> None:
@@ -143,6 +145,7 @@ class _Run:
         self.codes = {}
         self.made = {}
         self.joins = {}
+        self.budget = False
 
     # --- slices -------------------------------------------------------------------------------
 
@@ -159,8 +162,38 @@ class _Run:
         return [Slice(lo, hi) for lo, hi in zip(lows, highs, strict=True) if lo < hi]
 
     def slice(self, part: Slice) -> Iterator[Match]:
-        """The matches ``part`` owns: every branch over the rows around it, owned ones kept,
-        each set of bindings once."""
+        """The matches ``part`` owns, in the order of their last events. A join that would
+        make more than ``STEP_TUPLES`` partial matches halves the slice (by its rows), as
+        long as it has rows at two times: memory follows the density of the input."""
+        alive, joins = self.stats.alive_instances, {i: dict(j) for i, j in self.joins.items()}
+        halves = self._halves(part)
+        self.budget = halves is not None
+        try:
+            found = self._owned(part)
+        except _TooMany:
+            self.stats.deleted(self.stats.alive_instances - alive)
+            self.joins = joins  # (the sizes of the halves' joins are counted instead)
+            assert halves is not None
+            for half in halves:
+                yield from self.slice(half)
+            return
+        yield from self._matches(found)
+
+    def _halves(self, part: Slice) -> tuple[Slice, Slice] | None:
+        """``part`` cut at the time of its middle row (None: all its rows at one time)."""
+        ts = self.data.ts
+        first = int(np.searchsorted(ts, part.low, "left"))
+        last = int(np.searchsorted(ts, part.high, "left"))  # the slice's rows: [first, last)
+        if last - first < 2 or ts[first] == ts[last - 1]:
+            return None
+        cut = int(ts[(first + last) // 2])
+        if cut == ts[first]:  # the middle row is at the first time: the next time after it
+            cut = int(ts[int(np.searchsorted(ts, cut, "right"))])
+        return Slice(part.low, cut), Slice(cut, part.high)
+
+    def _owned(self, part: Slice) -> list[tuple[tuple[str, int], ...]]:
+        """The bindings of the matches ``part`` owns: every branch over the rows around it,
+        owned ones kept, each set of bindings once, by their last events."""
         ts = self.data.ts
         low, high = self.window.around(part)
         start = int(np.searchsorted(ts, low, "left"))
@@ -184,7 +217,7 @@ class _Run:
                     seen.add(key)
                     found.append((end, key))
         found.sort()
-        yield from self._matches([key for _, key in found])
+        return [key for _, key in found]
 
     def _matches(self, keys: list[tuple[tuple[str, int], ...]]) -> Iterator[Match]:
         """The matches of these bindings, their events made once each."""
@@ -461,8 +494,15 @@ class _Run:
         return violated
 
     def _made_rows(self, count: int) -> None:
-        """``count`` candidate tuples made: instances, bounded by ``--max-instances``."""
+        """``count`` candidate tuples made: instances, bounded by ``--max-instances`` (and
+        by ``STEP_TUPLES`` while the slice can be halved)."""
+        if self.budget and count > STEP_TUPLES:
+            raise _TooMany
         self.instances.made(count)
+
+
+class _TooMany(Exception):
+    """A join would make more than ``STEP_TUPLES`` partial matches: halve the slice."""
 
 
 def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
