@@ -11,6 +11,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
     from cepcli.events import Schema
     from cepcli.job import Compiled
     from cepcli.plan.pattern import Pattern
-    from cepcli.render import MatchWriter
     from cepcli.runtime.matches import Match
+    from cepcli.runtime.stats import Stats
+    from cepcli.writers import MatchWriter
 
 
 def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -376,12 +378,10 @@ def run_command(
       tail -f events.csv | cepcli run q.sase --input - --format jsonl
       cepcli run q.sase --spark --output matches/ --format parquet
     """
-    from rich.console import Console
-
     from cepcli.job import Job, RunOptions
     from cepcli.notes import Notes
-    from cepcli.render import JsonlWriter, progress_bar, shown_columns, stats_panel, writer_for
     from cepcli.runtime.stats import Stats
+    from cepcli.writers import JsonlWriter, shown_columns, writer_for
     from cepcli.writing import (
         LastMatch,
         check_outputs,
@@ -393,7 +393,7 @@ def run_command(
         written_to,
     )
 
-    err = Console(stderr=True)
+    err = _Stderr()  # rich is imported only to print to standard error
     compiled, inputs = _prepare(query, expression, kw)
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances, max_subsets)
     directory = output if use_spark else None  # with --spark the executors write --output
@@ -408,8 +408,6 @@ def run_command(
     check_outputs(output if to_file else None, directory, stats_json)
     stream = open_output(output) if output is not None and to_file else standard_output()
     name = output if output is not None and to_file else "<stdout>"
-    # a table in a file or a pipe is as wide as it needs to be (a terminal: the terminal's width)
-    out_console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
     writers: list[MatchWriter] = []
     lines = WholeLines()
     last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
@@ -417,16 +415,15 @@ def run_command(
     def start(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
         columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
         with written_to(name):  # a csv header is written at once, and kept
-            writers.append(
-                writer_for(
-                    fmt,
-                    stream,
-                    out_console,
-                    schema,
-                    pattern,
-                    shown_columns(pattern, compiled.query, schema, columns),
-                )
-            )
+            shown = shown_columns(pattern, compiled.query, schema, columns)
+            if fmt == "table":
+                from cepcli.render import TableWriter
+
+                # in a file or a pipe as wide as it needs to be (a terminal: the terminal's width)
+                console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
+                writers.append(TableWriter(console, schema, pattern, shown))
+            else:
+                writers.append(writer_for(fmt, stream, schema, pattern))
             stream.flush()
             last.mark()
         writer = writers[0]
@@ -443,7 +440,7 @@ def run_command(
         return whole
 
     def warn(message: str) -> None:
-        _warn(err, message)
+        _warn(err.console, message)
 
     live = Stats()
     notes = Notes(live.warnings, warn)
@@ -457,10 +454,9 @@ def run_command(
             else:
                 job = Job(compiled, inputs, options, stats=live, notes=notes)
                 total = job.source.progress()[1]
-                show_progress = not quiet and err.is_terminal
                 on_match = start(job.schema, job.pattern)
                 matches = writers[0]
-                with progress_bar(err, total, show_progress, live, lambda: matches.written) as advance:
+                with _progress(err, total, not quiet, live, lambda: matches.written) as advance:
                     job.source.on_chunk = lambda source: advance(source.progress()[0])
                     for match in job.matches():
                         on_match(match)
@@ -475,13 +471,15 @@ def run_command(
             live.matches = writers[0].written
         live.extra["interrupted"] = True
         if use_spark:
-            err.print("[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete")
+            err.console.print(
+                "[yellow]interrupted:[/] the Spark job was cancelled; what was written is complete"
+            )
         else:
-            err.print("[yellow]interrupted:[/] the matches written so far are complete")
+            err.console.print("[yellow]interrupted:[/] the matches written so far are complete")
         if stats_json:
             write_json(stats_json, live.as_dict())
         if not quiet:
-            err.print(stats_panel(live))
+            err.panel(live)
         click.get_current_context().exit(exit_code(stop))
     except OutputError as failed:
         if failed.path == name:
@@ -491,11 +489,11 @@ def run_command(
         if to_file:
             close_quietly(stream)
     if stats.extra.get("stopped_at_max_matches"):
-        err.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")
+        err.console.print(f"[yellow]warning:[/] stopped after --max-matches {max_matches} matches")
     if stats_json:
         write_json(stats_json, stats.as_dict())
     if not quiet:
-        err.print(stats_panel(stats))
+        err.panel(stats)
 
 
 @cli.command("check")
@@ -679,6 +677,38 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_broken_pipe()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+class _Stderr:
+    """Standard error's rich console, made when first printed to: a quiet run that writes
+    jsonl or csv imports no rich."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    def panel(self, stats: Stats) -> None:
+        from cepcli.render import stats_panel
+
+        self.console.print(stats_panel(stats))
+
+
+def _progress(
+    err: _Stderr, total: int | None, wanted: bool, stats: Stats, matches: Callable[[], int]
+) -> AbstractContextManager[Callable[[int], None]]:
+    """The progress bar on a terminal's standard error when wanted, else a no-op updater."""
+    if not wanted or not err.console.is_terminal:
+        return nullcontext(lambda done: None)
+    from cepcli.render import progress_bar
+
+    return progress_bar(err.console, total, True, stats, matches)
 
 
 def _warn(console: Console, message: str) -> None:

@@ -1,0 +1,101 @@
+"""Match files without rich: the writers of jsonl and csv (one flushed line per match)
+and the columns a table shows. ``cepcli run -q --format jsonl`` imports no rich at all;
+the table and the panels are ``cepcli.render``'s."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from typing import IO, Protocol
+
+from cepcli.errors import UsageError
+from cepcli.events import Schema
+from cepcli.output import flat_columns, flat_row, match_line, variables
+from cepcli.plan.pattern import Pattern
+from cepcli.query import ast as a
+from cepcli.runtime.matches import Match
+
+
+class MatchWriter(Protocol):
+    written: int  # matches written so far
+
+    def write(self, match: Match) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonlWriter:
+    """One JSON object per line and match, flushed as it is written."""
+
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+        self.stream, self.schema, self.names = stream, schema, variables(pattern)
+        self.written = 0
+
+    def write(self, match: Match) -> None:
+        self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
+        self.stream.write(match_line(match, self.schema, self.names) + "\n")
+        self.stream.flush()
+
+    def write_lines(self, lines: str) -> None:
+        """Matches already made into their lines, joined by newlines (``--spark``'s executors
+        make them, and send them to the driver up to 512 at a time): written and flushed at
+        once."""
+        self.written += lines.count("\n") + 1  # counted first, as in write
+        self.stream.write(lines + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+class CsvWriter:
+    """One line per match: for each variable ``v``, ``v._row`` and ``v.<column>``.
+    A Kleene variable's values are joined with ``;`` in row order; a variable that
+    the match's OR branch does not bind is left empty."""
+
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+        self.stream, self.schema, self.pattern = stream, schema, pattern
+        self.written = 0
+        self.writer = csv.writer(stream, lineterminator="\n")
+        self.writer.writerow(flat_columns(schema, pattern))
+
+    def write(self, match: Match) -> None:
+        line = flat_row(match, self.schema, self.pattern)
+        self.written += 1
+        self.writer.writerow(line)
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+
+def shown_columns(
+    pattern: Pattern, query: a.Query, schema: Schema, show: Sequence[str] | None
+) -> dict[str, list[str]]:
+    """The columns the table shows for each variable: ``show`` (``--show``) for every one;
+    by default those the WHERE clause reads of it, and the ``[attr]`` columns."""
+    names = variables(pattern)
+    if show is not None:
+        unknown = [c for c in show if c not in schema.columns]
+        if unknown:
+            raise UsageError(f"--show names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})")
+        return {name: list(show) for name in names}
+    out: dict[str, list[str]] = {name: [] for name in names}
+    hidden = {schema.type_col, schema.time_col}
+    for node in a.iter_expr(query.where) if query.where is not None else []:
+        match node:
+            case a.Attr(var, attr) | a.Agg(_, var, str(attr)) if var in out and attr not in hidden:
+                out[var].append(attr)
+            case a.Equiv(attr) if attr not in hidden:
+                for columns in out.values():
+                    columns.append(attr)
+    return {name: list(dict.fromkeys(columns)) for name, columns in out.items()}
+
+
+def writer_for(fmt: str, stream: IO[str], schema: Schema, pattern: Pattern) -> MatchWriter:
+    """The writer of ``--format jsonl`` or ``csv``."""
+    if fmt == "jsonl":
+        return JsonlWriter(stream, schema, pattern)
+    if fmt == "csv":
+        return CsvWriter(stream, schema, pattern)
+    raise UsageError(f"no match writer for --format {fmt}")
