@@ -322,8 +322,12 @@ def test_each_shard_has_a_partition_of_its_own(spark: Any, shards: int) -> None:
     assert sorted(r["p"] for r in spread.collect()) == list(range(shards))
 
 
-def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_path: Path) -> None:
-    case = next(c for c in CASES if c.name == "neg_with_condition")
+@pytest.mark.parametrize("name", ["neg_with_condition", "kleene_plus_all_seven_subsets"])
+def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_path: Path, name: str) -> None:
+    """The local lines, and the shards' stats merged: under the default engine, what each
+    shard ran (the columnar engine on a shard's bounded rows; segments for a Kleene
+    pattern, which the columnar engine does not evaluate), summed over the shards."""
+    case = next(c for c in CASES if c.name == name)
     query, data = _files(tmp_path, case.query, case.csv)
     stats_file = tmp_path / "stats.json"
     args = ["run", str(query), "-i", str(data), "--format", "jsonl", "-q"]
@@ -340,6 +344,13 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
     assert all({"began", "ended", "rows"} <= set(s) for s in stats["spark_splits"] + stats["spark_shards"])
     # the default engine, adaptive: what each shard ran, summed over the shards
     assert stats["engine"] == "adaptive"
+    if name == "neg_with_condition":
+        assert stats["adaptive_ran"] == "columnar" and "adaptive_segments" not in stats
+        (joins,) = stats["columnar_joins"]
+        assert {j["variable"] for j in joins} == {"a", "c"}
+        assert joins[-1]["partial_matches"] >= stats["matches"] >= 1
+        return
+    assert "adaptive_ran" not in stats
     assert sum(stats["adaptive_segments"].values()) >= len(stats["spark_shards"])
     assert stats["adaptive_runtimes"] >= len(stats["spark_shards"])
     assert {c["shard"] for c in stats["adaptive_changes"]} == {s["shard"] for s in stats["spark_shards"]}

@@ -495,8 +495,12 @@ class _Run:
 
     def _made_rows(self, count: int) -> None:
         """``count`` candidate tuples made: instances, bounded by ``--max-instances`` (and
-        by ``STEP_TUPLES`` while the slice can be halved)."""
-        if self.budget and count > STEP_TUPLES:
+        by ``STEP_TUPLES`` while the slice can be halved). While it can, a step that would
+        pass either halves the slice instead: the limit counts what one slice holds at once,
+        as the other engines' counts what their window holds."""
+        limit = self.instances.limit
+        over_limit = limit is not None and self.stats.alive_instances + count > limit
+        if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
 

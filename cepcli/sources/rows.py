@@ -43,16 +43,24 @@ def make_events(
     ``decimal_text`` hold decimal text; those in ``pending`` are as a typed format read
     them, and are typed here, by their kind) and its variable mask (0 without ``masks``)."""
     ids = _list(rows)
-    columns = list(columns)
-    for i, kind in pending:
-        column = columns[i]
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        columns[i] = type_native(column, kind)[0]  # (a value that does not fit: missing)
-    values = [column_values(c, i in decimal_text) for i, c in enumerate(columns)]
+    values = [column_values(c, i in decimal_text) for i, c in enumerate(typed_columns(columns, pending))]
     tuples = list(zip(*values, strict=True)) if values else [()] * len(ids)
     bits = _list(masks) if masks is not None else [0] * len(ids)
     return list(map(Event, ids, _list(times), _list(types), tuples, bits))
+
+
+def typed_columns(
+    columns: Sequence[pa.Array | pa.ChunkedArray], pending: Sequence[tuple[int, Kind]]
+) -> list[pa.Array | pa.ChunkedArray]:
+    """``columns`` with those in ``pending`` (a typed format's columns the query does not
+    read, left as read) typed by their kind, as an event holds them."""
+    out = list(columns)
+    for i, kind in pending:
+        column = out[i]
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        out[i] = type_native(column, kind)[0]  # (a value that does not fit: missing)
+    return out
 
 
 def _list(values: Values) -> list[Any]:

@@ -32,6 +32,7 @@ from cepcli.job import Job, compile_text
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import as_text, json_texts, kind_of_type
 from cepcli.sources.options import InputOptions
+from cepcli.sources.rows import typed_columns
 from cepcli.sources.text import ARROW_TYPES
 from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
@@ -80,7 +81,8 @@ def ship_types(job: Job) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
         )
         return tuple(out), exact
     batch = piece[0]
-    types = tuple((name, _ship_type(c.type)) for name, c in zip(schema.columns, batch.columns, strict=True))
+    columns = typed_columns(batch.columns, batch.pending)
+    types = tuple((name, _ship_type(c.type)) for name, c in zip(schema.columns, columns, strict=True))
     exact = frozenset(batch.decimals) | {
         i for i, c in enumerate(batch.columns) if pa.types.is_decimal(c.type)
     }
@@ -157,8 +159,8 @@ def read_split(
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
     take = pa.array(at, pa.int64())
     columns = []
-    for column, (name, type_name) in zip(kept.columns, reading.ship, strict=True):
-        values = column.take(take)
+    taken = typed_columns([column.take(take) for column in kept.columns], kept.pending)
+    for values, (name, type_name) in zip(taken, reading.ship, strict=True):
         want = _TYPES[type_name]
         if want == pa.string():
             # as an event holds it (``cepcli.sources.rows``): nested values as their JSON
