@@ -10,9 +10,9 @@ the row ids of the file.
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
@@ -71,6 +71,17 @@ class Reader(Protocol):
     def progress(self) -> tuple[int, int | None]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Projecting(Protocol):
+    """A reader that can read some columns only (Parquet): ``project(names)`` reads from then
+    on only those (the others, returned, are nulls of their type), ``fetch(rows)`` reads the
+    others of the rows with these ids."""
+
+    def project(self, names: Collection[str]) -> list[str]: ...
+
+    def fetch(self, rows: np.ndarray) -> list[pa.Array]: ...
 
 
 class RowIds:

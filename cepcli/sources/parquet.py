@@ -1,11 +1,16 @@
 """Parquet input: ``pyarrow.parquet.ParquetFile.iter_batches``, typed by its schema
 (integers, floats, booleans, text, timestamps; a timestamp column is already an instant).
-Row ids are the rows' positions in the file."""
+Row ids are the rows' positions in the file.
+
+A columnar run in file order reads only the columns the query uses (``project``): the
+others are nulls of their type in the batches, and ``fetch`` reads them, a row group at a
+time, for the rows whose events are made (the matches'), keeping the groups the run has
+not passed yet."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -42,21 +47,72 @@ class ParquetReader:
         self.groups = range(split[0], split[1]) if split and split[0] >= 0 else None
         self.first = split[2] if split else 0
         self.read = 0
+        meta = self.file.metadata
+        counts = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        self.starts = np.cumsum([0, *counts])[:-1].astype(np.int64)  # each group's first position
+        first_group = self.groups.start if self.groups is not None else 0
+        self.base = self.first - (int(self.starts[first_group]) if counts else 0)  # id - position
+        self.wanted: list[str] | None = None  # project(): the columns read from then on
+        self.away: list[str] = []  # the others, read by fetch
+        self.fetched: dict[int, pa.Table] = {}  # fetch's row groups
+
+    def project(self, names: Collection[str]) -> list[str]:
+        """From the next row group on, read only the columns ``names``; the columns left
+        away (returned) are nulls of their type, until ``fetch`` reads them."""
+        self.wanted = [c for c in self.columns if c in names]
+        self.away = [c for c in self.columns if c not in names]
+        return self.away
 
     def batches(self) -> Iterator[RawBatch]:
+        groups = self.groups if self.groups is not None else range(self.file.num_row_groups)
         try:
-            batches = self.file.iter_batches(
-                batch_size=max(self.chunk, 1), row_groups=self.groups, use_threads=False
-            )
-            for batch in batches:
-                n = batch.num_rows
-                rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
-                self.read += n
-                yield RawBatch([plain(c) for c in batch.columns], rows)
+            for group in groups:
+                batches = self.file.iter_batches(
+                    batch_size=max(self.chunk, 1), row_groups=[group], columns=self.wanted, use_threads=False
+                )
+                for batch in batches:
+                    n = batch.num_rows
+                    rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
+                    self.read += n
+                    yield RawBatch(self._all(batch), rows)
         except (OSError, pa.ArrowException) as err:
-            raise InputError(
-                f"cannot read it as Parquet ({str(err).splitlines()[0]})", filename=self.name
-            ) from None
+            raise self._error(err) from None
+
+    def _all(self, batch: pa.RecordBatch) -> list[pa.Array]:
+        """Every column of the file, those left away as nulls."""
+        if batch.num_columns == len(self.columns):
+            return [plain(c) for c in batch.columns]
+        read = dict(zip(batch.schema.names, batch.columns, strict=True))
+        types = self.file.schema_arrow
+        n = batch.num_rows
+        return [
+            plain(read[c]) if c in read else plain(pa.nulls(n, types.field(c).type)) for c in self.columns
+        ]
+
+    def fetch(self, rows: np.ndarray) -> list[pa.Array]:
+        """The columns left away (``project``) of the rows with these ids (in this order),
+        as ``batches`` would have read them. Each row group is read once while the calls
+        come in file order: the last one read is kept for the next call."""
+        positions = rows - self.base
+        groups = np.searchsorted(self.starts, positions, side="right") - 1
+        order = np.argsort(groups, kind="stable")
+        pieces: list[list[pa.Array]] = [[] for _ in self.away]
+        for g in np.unique(groups).tolist():
+            table = self.fetched.get(g)
+            if table is None:
+                try:
+                    table = self.file.read_row_group(g, columns=self.away, use_threads=False)
+                except (OSError, pa.ArrowException) as err:
+                    raise self._error(err) from None
+                self.fetched = {g: table}
+            at = pa.array(positions[groups == g] - self.starts[g], pa.int64())
+            for column, piece in zip(self.away, pieces, strict=True):
+                piece.append(plain(table.column(column).take(at)))
+        back = pa.array(np.argsort(order, kind="stable"), pa.int64())  # to the rows' order
+        return [pa.concat_arrays(piece).take(back) for piece in pieces]
+
+    def _error(self, err: Exception) -> InputError:
+        return InputError(f"cannot read it as Parquet ({str(err).splitlines()[0]})", filename=self.name)
 
     def progress(self) -> tuple[int, int | None]:
         """Bytes, estimated from the rows read (a progress bar's measure)."""

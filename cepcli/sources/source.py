@@ -12,7 +12,7 @@ order is checked, the prefilter drops the rows no variable can use, and the rest
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 import numpy as np
@@ -24,7 +24,7 @@ from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
 from cepcli.runtime.columnar import Columns
 from cepcli.runtime.stats import Stats
-from cepcli.sources.batches import RawBatch, Reader
+from cepcli.sources.batches import Projecting, RawBatch, Reader
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
@@ -355,6 +355,11 @@ class Source:
         parts: list[tuple[TypedBatch, np.ndarray]] = []
         error: InputError | None = None
         reached: int | None = None
+        away: list[int] = []  # the columns no condition reads, read for the matches only
+        schema = self.schema()
+        if isinstance(self.reader, Projecting) and not self.options.sort:  # fetched in file order
+            used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
+            away = [schema.index(c) for c in self.reader.project(used)]
         try:
             for kept, masks, cut in self.kept(prefilter, stats, typed):
                 if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
@@ -368,7 +373,8 @@ class Source:
         except InputError as err:
             error = err
         started = time.perf_counter()
-        data = _columns_of(parts, self.schema().columns, self.options.sort)
+        fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
+        data = _columns_of(parts, schema.columns, self.options.sort, away, fetch)
         data.until = reached if error is not None else None
         stats.input_seconds += time.perf_counter() - started
         return data, error
@@ -395,8 +401,15 @@ class Source:
         self.reader.close()
 
 
-def _columns_of(parts: list[tuple[TypedBatch, np.ndarray]], names: tuple[str, ...], sort: bool) -> Columns:
-    """The relevant rows of the pieces, joined (sorted by time, stably, with ``sort``)."""
+def _columns_of(
+    parts: list[tuple[TypedBatch, np.ndarray]],
+    names: tuple[str, ...],
+    sort: bool,
+    away: Sequence[int] = (),
+    fetch: Callable[[np.ndarray], list[pa.Array]] | None = None,
+) -> Columns:
+    """The relevant rows of the pieces, joined (sorted by time, stably, with ``sort``); the
+    columns at ``away`` were not read: ``fetch`` reads them for the events made."""
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return Columns(empty, empty, empty, [pa.nulls(0) for _ in names], lambda at: [])
@@ -415,11 +428,15 @@ def _columns_of(parts: list[tuple[TypedBatch, np.ndarray]], names: tuple[str, ..
 
     def events(positions: np.ndarray) -> list[Event]:
         at = pa.array(positions, pa.int64())
+        values = [c.take(at) for c in columns]
+        if fetch is not None and len(positions):
+            for i, fetched in zip(away, fetch(rows[positions]), strict=True):
+                values[i] = fetched
         return make_events(
             rows[positions],
             ts[positions],
             types.take(at),
-            [c.take(at) for c in columns],
+            values,
             decimals,
             masks[positions],
             pending,
