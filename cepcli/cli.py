@@ -389,6 +389,7 @@ def run_command(
         flush_quietly,
         open_output,
         standard_output,
+        write_error,
         write_json,
         written_to,
     )
@@ -411,6 +412,7 @@ def run_command(
     writers: list[MatchWriter] = []
     lines = WholeLines()
     last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
+    batched = last.regular and fmt in ("jsonl", "csv")
 
     def start(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
         columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
@@ -422,20 +424,31 @@ def run_command(
                 # in a file or a pipe as wide as it needs to be (a terminal: the terminal's width)
                 console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
                 writers.append(TableWriter(console, schema, pattern, shown))
-            else:
-                writers.append(writer_for(fmt, stream, schema, pattern))
+            else:  # a pipe or a terminal sees each match at once; a file gets them in blocks
+                writers.append(writer_for(fmt, stream, schema, pattern, flush_each=not batched))
             stream.flush()
             last.mark()
         writer = writers[0]
 
-        def whole(match: Match | str) -> None:  # a str: jsonl lines made by --spark's executors
-            with lines.writing(), written_to(name):
-                if isinstance(match, str):
-                    assert isinstance(writer, JsonlWriter)
-                    writer.write_lines(match)
-                else:
-                    writer.write(match)
+        def put(match: Match | str) -> None:  # a str: jsonl lines made by --spark's executors
+            if isinstance(match, str):
+                assert isinstance(writer, JsonlWriter)
+                writer.write_lines(match)
                 last.mark()
+            elif not batched:
+                writer.write(match)
+                last.mark()
+            elif last.wrote(writer.write(match)):  # a block's worth: out now
+                stream.flush()
+                last.mark()
+
+        def whole(match: Match | str) -> None:
+            try:
+                lines.call(put, match)  # (a signal waits for the end of the line)
+            except BrokenPipeError:
+                raise
+            except OSError as err:
+                raise write_error(name, err) from None
 
         return whole
 

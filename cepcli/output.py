@@ -105,13 +105,17 @@ def match_line(match: Match, schema: Schema, names: list[str]) -> str:
     JSON made once (an event is often part of many matches)."""
     parts = []
     for name, b in ordered(match, names):
-        value = (
-            "[" + ",".join(_event_text(e, schema) for e in b) + "]"
-            if isinstance(b, tuple)
-            else _event_text(b, schema)
-        )
-        parts.append(f"{json.dumps(name)}:{value}")
+        key = _KEYS.get(name)
+        if key is None:
+            key = _KEYS[name] = json.dumps(name) + ":"
+        if isinstance(b, tuple):
+            parts.append(key + "[" + ",".join([_event_text(e, schema) for e in b]) + "]")
+        else:
+            parts.append(key + _event_text(b, schema))
     return "{" + ",".join(parts) + "}"
+
+
+_KEYS: dict[str, str] = {}  # a variable's name as a JSON key, with its colon
 
 
 def _event_text(event: Event, schema: Schema) -> str:

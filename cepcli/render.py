@@ -52,11 +52,12 @@ class TableWriter:
         self.total = 0
         self.written = 0
 
-    def write(self, match: Match) -> None:
+    def write(self, match: Match) -> int:
         self.total += 1
         self.written = self.total
         if len(self.first) < self.rows:
             self.first.append(match)
+        return 0  # (printed when the run ends)
 
     def close(self) -> None:
         table = Table(title=None, show_lines=False, header_style="bold")

@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM stop a run the same way, never in the middle of a match's line.
 
 Within ``WholeLines``, SIGINT raises ``KeyboardInterrupt`` and SIGTERM ``Terminated`` at
-once, except while a match is being written (``with lines.writing():``): then the signal
+once, except while a match is being written (``lines.call(write, match)``): then the signal
 waits for the end of that write. The CLI exits 130 after Ctrl-C and 143 after SIGTERM.
 """
 
@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import FrameType, TracebackType
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Terminated(KeyboardInterrupt):
@@ -52,12 +54,12 @@ class WholeLines:
         if not self._writing:
             raise interruption(signum)
 
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """A signal that arrives within waits for its end."""
+    def call(self, write: Callable[[T], object], item: T) -> None:
+        """``write(item)``, a signal that arrives meanwhile waiting for its end (no context
+        manager: this runs once per match)."""
         self._writing = True
         try:
-            yield
+            write(item)
         finally:
             self._writing = False
         if self._pending is not None:

@@ -1,10 +1,12 @@
-"""Match files without rich: the writers of jsonl and csv (one flushed line per match)
+"""Match files without rich: the writers of jsonl and csv (one line per match, flushed at
+once on a pipe or a terminal)
 and the columns a table shows. ``cepcli run -q --format jsonl`` imports no rich at all;
 the table and the panels are ``cepcli.render``'s."""
 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from typing import IO, Protocol
 
@@ -19,7 +21,9 @@ from cepcli.runtime.matches import Match
 class MatchWriter(Protocol):
     written: int  # matches written so far
 
-    def write(self, match: Match) -> None: ...
+    def write(self, match: Match) -> int:
+        """Write one match (flushed at once where ``flush_each``); the bytes it took."""
+        ...
 
     def close(self) -> None: ...
 
@@ -27,14 +31,18 @@ class MatchWriter(Protocol):
 class JsonlWriter:
     """One JSON object per line and match, flushed as it is written."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True) -> None:
         self.stream, self.schema, self.names = stream, schema, variables(pattern)
+        self.flush_each = flush_each
         self.written = 0
 
-    def write(self, match: Match) -> None:
+    def write(self, match: Match) -> int:
         self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
-        self.stream.write(match_line(match, self.schema, self.names) + "\n")
-        self.stream.flush()
+        line = match_line(match, self.schema, self.names) + "\n"
+        self.stream.write(line)
+        if self.flush_each:
+            self.stream.flush()
+        return encoded_size(line, self.stream)
 
     def write_lines(self, lines: str) -> None:
         """Matches already made into their lines, joined by newlines (``--spark``'s executors
@@ -53,17 +61,29 @@ class CsvWriter:
     A Kleene variable's values are joined with ``;`` in row order; a variable that
     the match's OR branch does not bind is left empty."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True) -> None:
         self.stream, self.schema, self.pattern = stream, schema, pattern
+        self.flush_each = flush_each
         self.written = 0
-        self.writer = csv.writer(stream, lineterminator="\n")
+        self.text = io.StringIO()  # each row is made here, then written whole
+        self.writer = csv.writer(self.text, lineterminator="\n")
         self.writer.writerow(flat_columns(schema, pattern))
+        self._row()
 
-    def write(self, match: Match) -> None:
-        line = flat_row(match, self.schema, self.pattern)
+    def write(self, match: Match) -> int:
         self.written += 1
-        self.writer.writerow(line)
-        self.stream.flush()
+        self.writer.writerow(flat_row(match, self.schema, self.pattern))
+        row = self._row()
+        if self.flush_each:
+            self.stream.flush()
+        return encoded_size(row, self.stream)
+
+    def _row(self) -> str:
+        row = self.text.getvalue()
+        self.text.seek(0)
+        self.text.truncate()
+        self.stream.write(row)
+        return row
 
     def close(self) -> None:
         self.stream.flush()
@@ -92,10 +112,22 @@ def shown_columns(
     return {name: list(dict.fromkeys(columns)) for name, columns in out.items()}
 
 
-def writer_for(fmt: str, stream: IO[str], schema: Schema, pattern: Pattern) -> MatchWriter:
-    """The writer of ``--format jsonl`` or ``csv``."""
+def encoded_size(text: str, stream: IO[str]) -> int:
+    """The bytes ``text`` takes in ``stream``'s encoding."""
+    if text.isascii():
+        return len(text)
+    return len(
+        text.encode(getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict")
+    )
+
+
+def writer_for(
+    fmt: str, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True
+) -> MatchWriter:
+    """The writer of ``--format jsonl`` or ``csv``; ``flush_each``: each match flushed as
+    it is written (a pipe, a terminal: seen at once); else the stream's buffer decides."""
     if fmt == "jsonl":
-        return JsonlWriter(stream, schema, pattern)
+        return JsonlWriter(stream, schema, pattern, flush_each)
     if fmt == "csv":
-        return CsvWriter(stream, schema, pattern)
+        return CsvWriter(stream, schema, pattern, flush_each)
     raise UsageError(f"no match writer for --format {fmt}")

@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -113,13 +114,22 @@ def written_to(name: str) -> Iterator[None]:
     except BrokenPipeError:
         raise
     except OSError as err:
-        raise OutputError(name, err.strerror or str(err)) from None
+        raise write_error(name, err) from None
+
+
+def write_error(name: str, err: OSError) -> OutputError:
+    """A write error (not a closed pipe) as one line naming ``name`` and the cause."""
+    return OutputError(name, err.strerror or str(err))
 
 
 def write_json(path: str, data: object) -> None:
     """``--stats-json``, ``bench --json``: indented JSON, a write error in one line."""
     with written_to(path):
         Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+BLOCK_BYTES = 1 << 20  # matches written to a file are flushed in blocks of this size
+BLOCK_SECONDS = 1.0  # or this old
 
 
 class LastMatch:
@@ -133,11 +143,28 @@ class LastMatch:
         self.fd = _descriptor(stream)
         self.regular = self.fd is not None and stat.S_ISREG(os.fstat(self.fd).st_mode)
         self.end = _offset(self.fd) if self.fd is not None and self.regular else 0
+        # matches written to the stream's buffer since the last mark: where each ends
+        self.ends: list[int] = []
+        self.buffered = 0  # their bytes
+        self.since = time.monotonic()  # the last mark
 
     def mark(self) -> None:
-        """A complete match was written and flushed: the file may end here."""
+        """What was written is flushed, the last line a complete match's: the file may end
+        here."""
         if self.fd is not None and self.regular:
             self.end = os.lseek(self.fd, 0, os.SEEK_CUR)
+        self.ends.clear()
+        self.buffered = 0
+        self.since = time.monotonic()
+
+    def wrote(self, size: int) -> bool:
+        """A complete match of ``size`` bytes was written to the stream's buffer (not yet
+        flushed): the file may end after it once its bytes are out. True: flush now (and
+        mark), a block's worth is buffered (``BLOCK_BYTES``, or ``BLOCK_SECONDS`` since the
+        last mark: a file being followed, ``tail -f``, still moves)."""
+        self.buffered += size
+        self.ends.append(self.end + self.buffered)
+        return self.buffered >= BLOCK_BYTES or time.monotonic() - self.since >= BLOCK_SECONDS
 
     def cut(self) -> None:
         """After a write error: a regular file ends at its last complete match (also for a
@@ -149,6 +176,8 @@ class LastMatch:
             return
         if self.regular:
             with suppress(OSError):
+                reached = _offset(self.fd)  # a flush may have written part of the buffer
+                self.end = max([self.end, *(e for e in self.ends if e <= reached)])
                 os.ftruncate(self.fd, self.end)
                 os.lseek(self.fd, self.end, os.SEEK_SET)
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -210,6 +210,10 @@ class _Run:
             table = table.take(owned)
             names = sorted(table.positions)
             last = np.max(np.stack([table.positions[n] for n in names]), axis=0)
+            if len(self.pattern.branches) == 1:  # each binding once already: by (last, key)
+                order = np.lexsort([table.positions[n] for n in reversed(names)] + [last])
+                columns = [table.positions[n][order].tolist() for n in names]
+                return [tuple(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
             columns = [table.positions[n].tolist() for n in names]
             for i, end in enumerate(last.tolist()):
                 key = tuple((n, col[i]) for n, col in zip(names, columns, strict=True))
@@ -225,8 +229,9 @@ class _Run:
         if wanted:
             at = np.array(wanted, dtype=np.int64)
             self.made.update(zip(wanted, self.data.events(at), strict=True))
+        made = self.made
         for key in keys:
-            yield Match(tuple((name, self.made[p]) for name, p in key))
+            yield Match(tuple([(name, made[p]) for name, p in key]))
         if len(self.made) > 4 * SLICE_ROWS:
             self.made.clear()
 
