@@ -108,3 +108,38 @@ def test_fetch_reads_the_left_away_columns_of_any_rows(tmp_path: Path) -> None:
     expected = table.column("x").take(pa.array([128 + 63, 128, 128 + 150])).to_pylist()
     assert got[0].to_pylist() == expected
     split.close()
+
+
+def test_the_row_groups_read_ahead_come_in_order_and_stop_with_the_run(tmp_path: Path) -> None:
+    """After ``project`` a thread reads the next row groups: the batches hold the file's
+    rows in order, whole, their type column a dictionary of its text (looked up once per
+    distinct type); a run that stops early (``--max-matches``) leaves no thread behind."""
+    import threading
+
+    table = _table(5)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=16)
+    reader = ParquetReader(InputOptions(path=str(path), chunk_rows=7))
+    batches = reader.batches()
+    read = [next(batches)]
+    reader.project({"type", "ts", "x"})
+    read += list(batches)
+    assert np.concatenate([b.rows for b in read]).tolist() == list(range(ROWS))
+    names = table.column_names
+    types = pa.chunked_array([b.columns[names.index("type")] for b in read])
+    assert pa.types.is_dictionary(types.type)
+    assert types.cast(pa.string()).to_pylist() == table.column("type").to_pylist()
+    xs = pa.chunked_array([b.columns[names.index("x")] for b in read]).to_pylist()
+    assert xs == table.column("x").to_pylist()
+    reader.close()
+
+    early = ParquetReader(InputOptions(path=str(path), chunk_rows=7))
+    batches = early.batches()
+    next(batches)
+    early.project({"type", "ts"})
+    for _ in range(5):  # into the groups the thread reads
+        next(batches)
+    assert any(t.name == "cepcli-parquet" for t in threading.enumerate())
+    batches.close()
+    assert not any(t.name == "cepcli-parquet" for t in threading.enumerate())
+    early.close()

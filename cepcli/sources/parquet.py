@@ -1,16 +1,20 @@
-"""Parquet input: ``pyarrow.parquet.ParquetFile.iter_batches``, typed by its schema
-(integers, floats, booleans, text, timestamps; a timestamp column is already an instant).
-Row ids are the rows' positions in the file.
+"""Parquet input: ``pyarrow.parquet.ParquetFile``, a row group at a time, typed by its
+schema (integers, floats, booleans, text, timestamps; a timestamp column is already an
+instant). Row ids are the rows' positions in the file. A text type column is read as a
+dictionary.
 
 A columnar run in file order reads only the columns the query uses (``project``): the
 others are nulls of their type in the batches, and ``fetch`` reads them, a row group at a
 time, for the rows whose events are made (the matches'), keeping the groups the run has
-not passed yet."""
+not passed yet. From ``project`` on, a thread reads the next row groups ahead of the run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Collection, Iterator
+import queue
+import threading
+from collections.abc import Collection, Generator, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +37,10 @@ class ParquetReader:
             raise InputError("Parquet cannot be read from standard input: give its path", filename="<stdin>")
         try:
             self.file = pq.ParquetFile(options.path)
+            self.dictionary = _dictionary(self.file, options.type_col)
+            if self.dictionary:
+                self.file.close()
+                self.file = pq.ParquetFile(options.path, read_dictionary=self.dictionary)
         except FileNotFoundError:
             raise InputError("cannot open: No such file or directory", filename=self.name) from None
         except (OSError, pa.ArrowException) as err:
@@ -53,30 +61,40 @@ class ParquetReader:
         first_group = self.groups.start if self.groups is not None else 0
         self.base = self.first - (int(self.starts[first_group]) if counts else 0)  # id - position
         self.wanted: list[str] | None = None  # project(): the columns read from then on
+        self.ahead = False  # project(): the row groups after the one in progress read ahead
         self.away: list[str] = []  # the others, read by fetch
         self.fetched: dict[int, pa.Table] = {}  # fetch's row groups
 
     def project(self, names: Collection[str]) -> list[str]:
-        """From the next row group on, read only the columns ``names``; the columns left
-        away (returned) are nulls of their type, until ``fetch`` reads them."""
+        """From the next row group on, read only the columns ``names``, and read ahead; the
+        columns left away (returned) are nulls of their type, until ``fetch`` reads them."""
         self.wanted = [c for c in self.columns if c in names]
+        self.ahead = True
         self.away = [c for c in self.columns if c not in names]
         return self.away
 
     def batches(self) -> Iterator[RawBatch]:
-        groups = self.groups if self.groups is not None else range(self.file.num_row_groups)
-        try:
-            for group in groups:
-                batches = self.file.iter_batches(
-                    batch_size=max(self.chunk, 1), row_groups=[group], columns=self.wanted, use_threads=False
-                )
-                for batch in batches:
-                    n = batch.num_rows
-                    rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
-                    self.read += n
-                    yield RawBatch(self._all(batch), rows)
-        except (OSError, pa.ArrowException) as err:
-            raise self._error(err) from None
+        """The row groups in order, cut into batches of ``chunk_rows``; after ``project``, read
+        by a thread of their own up to ``AHEAD`` groups before the run needs them (pyarrow
+        decodes without the GIL: reading and the run's work overlap on two cores)."""
+        groups = list(self.groups if self.groups is not None else range(self.file.num_row_groups))
+        while groups and not self.ahead:  # (the sample's groups: read as they come)
+            try:
+                table = self.file.read_row_group(groups.pop(0), columns=self.wanted, use_threads=False)
+            except (OSError, pa.ArrowException) as err:
+                raise self._error(err) from None
+            yield from self._cut(table)
+        if groups:
+            with contextlib.closing(_read_ahead(self, groups)) as tables:  # (its thread stops)
+                for table in tables:
+                    yield from self._cut(table)
+
+    def _cut(self, table: pa.Table) -> Iterator[RawBatch]:
+        for batch in table.to_batches(max_chunksize=max(self.chunk, 1)):
+            n = batch.num_rows
+            rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
+            self.read += n
+            yield RawBatch(self._all(batch), rows)
 
     def _all(self, batch: pa.RecordBatch) -> list[pa.Array]:
         """Every column of the file, those left away as nulls."""
@@ -122,3 +140,59 @@ class ParquetReader:
 
     def close(self) -> None:
         self.file.close()
+
+
+def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
+    """The type column, when it is text, read as a dictionary: its values are not made one
+    by one, and the prefilter looks up each distinct type once (a row's is its index)."""
+    if type_col is None or type_col not in file.schema_arrow.names:
+        return None
+    kind = file.schema_arrow.field(type_col).type
+    return [type_col] if pa.types.is_string(kind) or pa.types.is_large_string(kind) else None
+
+
+AHEAD = 2  # row groups read ahead of the run
+
+
+def _read_ahead(reader: ParquetReader, groups: list[int]) -> Generator[pa.Table, None, None]:
+    """The row groups ``groups`` of the reader's file, each with the columns the reader
+    wants, read by a thread with a file handle of its own, at most ``AHEAD`` groups ahead.
+    Closing the iterator early (an error, ``--max-matches``) stops the thread."""
+    done: queue.Queue[tuple[pa.Table | None, Exception | None]] = queue.Queue(maxsize=AHEAD)
+    stop = threading.Event()
+
+    def put(item: tuple[pa.Table | None, Exception | None]) -> None:
+        while not stop.is_set():
+            try:
+                done.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    def work() -> None:
+        try:
+            handle = pq.ParquetFile(reader.path, read_dictionary=reader.dictionary)
+            try:
+                for group in groups:
+                    if stop.is_set():
+                        return
+                    put((handle.read_row_group(group, columns=reader.wanted, use_threads=False), None))
+            finally:
+                handle.close()
+        except (OSError, pa.ArrowException) as err:
+            put((None, err))
+        put((None, None))
+
+    thread = threading.Thread(target=work, name="cepcli-parquet", daemon=True)
+    thread.start()
+    try:
+        while True:
+            table, err = done.get()
+            if err is not None:
+                raise reader._error(err) from None
+            if table is None:
+                return
+            yield table
+    finally:
+        stop.set()
+        thread.join()
