@@ -157,6 +157,8 @@ class Job:
         except BaseException:
             self.source.close()
             raise
+        # opening the input and reading its sample (the kinds, the time's reading) is input work
+        self.stats.input_seconds += time.perf_counter() - self.started
         self.prefilter = Prefilter.of(compiled.pattern, self.schema)
         self.typed = compiled.pattern.columns
 

@@ -29,7 +29,7 @@ class MatchWriter(Protocol):
 
 
 class JsonlWriter:
-    """One JSON object per line and match, flushed as it is written."""
+    """One JSON object per line and match (flushed at once where ``flush_each``)."""
 
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True) -> None:
         self.stream, self.schema, self.names = stream, schema, variables(pattern)
