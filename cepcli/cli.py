@@ -153,7 +153,7 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
     """The query compiled, and the input options: the command line's, then the query's
     ``FROM ... WITH (...)`` for every option the command line left at its default."""
     from cepcli.job import compile_text, read_query, with_query_options
-    from cepcli.query.parser import parse_query
+    from cepcli.query.reuse import parse as parse_query
 
     if query is not None and expression is not None:
         raise click.UsageError("give a QUERY file or -e TEXT, not both")

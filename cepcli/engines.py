@@ -14,7 +14,6 @@ from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
-from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
@@ -145,7 +144,11 @@ def compile_pattern(
     nanoseconds (``--time-unit``)."""
     from cepcli.errors import QueryError
 
-    query = parsed if parsed is not None else parse_query(text, filename)
+    if parsed is None:
+        from cepcli.query.parser import parse_query  # (not with this module: see query.reuse)
+
+        parsed = parse_query(text, filename)
+    query = parsed
     try:
         return query, normalize(query, time_unit=time_unit)
     except QueryError as err:
