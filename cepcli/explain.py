@@ -8,6 +8,7 @@ enough to golden-test) without running anything.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from math import perm
 
@@ -65,7 +66,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
     match automaton:
         case EagerNfa():
             views = tuple(_eager(pattern, b, i) for i, b in enumerate(automaton.branches))
-            return Explanation(engine, (), "", branches, views)
+            return Explanation(engine, (), "", branches, views, _negations(pattern, _ON_ACCEPTANCE))
         case ChainNfa():
             views = tuple(_chain(pattern, c, i, automaton.negation) for i, c in enumerate(automaton.chains))
             notes = ("Multi-Chain NFA: the chains share their start, accepting and rejecting states",)
@@ -74,25 +75,31 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             )
         case AdaptiveNfa():
             views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.tree.branches))
-            windows = automaton.segment // max(pattern.window, 1)
-            how = (
-                f"adaptive: time is cut into segments of {windows} windows; a segment runs the eager NFA"
-                f" when the variables' event counts in the segment before it are within 1:{automaton.ratio:g}"
-                f" of each other (at least {automaton.least} of the rarest), the Chain NFA in their order"
-                f" (rarest first) within 1:{automaton.chain_ratio:g}, else this tree; fewer counted"
-                f" and the counts are carried into the next segment's; the first segment's engine"
-                f" from the first events, held until the rarest is counted {automaton.first_least} times"
-                " (at most the first segment; on a pipe, from the counts of its first"
-                f" {automaton.first_span // max(pattern.window, 1)} windows);"
-                f" a change needs the ratio"
-                f" {automaton.hysteresis:g}x past the bound; a segment"
-                " that keeps the engine continues its runtime"
-                " (the stats say which, and when it changed)"
+            checked = (
+                f"in the segments, {_ON_ACCEPTANCE} under eager, {_POST} under the chain and the tree"
                 if automaton.eager is not None
-                else "adaptive: this pattern always runs the tree (it has a Kleene variable, or its eager NFA"
-                " would be too large)"
+                else _POST  # (the tree alone)
             )
-            return Explanation(engine, (), "", branches, views, (how,))
+            if automaton.columnar:  # what a file runs: the columnar joins, then the segments' tree
+                order = tuple(v.name for v in pattern.variables)
+                joins = tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
+                bounded = (
+                    "on a bounded input (a file, a DataFrame, an Arrow table, a Spark shard) this pattern"
+                    " runs the columnar engine: its joins come first below (the run's order is in its"
+                    " stats), each negation an anti-join after them (the edge to R); on a pipe or with"
+                    " --stats-every it runs in segments, the tree after them"
+                )
+                segments = _segment_note(pattern, automaton)
+                said = (bounded, segments, *_negations(pattern, f"{_ANTI_JOIN}; {checked}"))
+                return Explanation(engine, (), "", branches, joins + views, said)
+            return Explanation(
+                engine,
+                (),
+                "",
+                branches,
+                views,
+                (_segment_note(pattern, automaton), *_negations(pattern, checked)),
+            )
         case Pattern():  # the columnar engine: the pattern's plan, joined set-at-a-time
             order = tuple(v.name for v in pattern.variables)
             views = tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
@@ -103,15 +110,78 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 " SEQ order, on an equality key where there is one), then each negation as an"
                 " anti-join; Kleene patterns and pipes run the tree"
             )
-            return Explanation(engine, (), "", branches, views, (note,))
+            return Explanation(engine, (), "", branches, views, (note, *_negations(pattern, _ANTI_JOIN)))
         case TreeNfa():
             views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.branches))
             note = (
                 "no fixed order: at each state the tree takes the variable with the fewest"
                 " buffered events (p_se), once every remaining one has some (p_ne)"
             )
-            return Explanation(engine, (), "", branches, views, (note,))
+            return Explanation(engine, (), "", branches, views, (note, *_tree_negations(pattern, automaton)))
     raise TypeError(automaton)
+
+
+_ON_ACCEPTANCE = "checked when a match is complete (on acceptance)"
+_POST = "checked after the positive part is matched (post-processing)"
+_ANTI_JOIN = "an anti-join after the joins of the positive variables"
+
+
+def _negations(pattern: Pattern, how: str | Callable[[int, str], str]) -> tuple[str, ...]:
+    """Where and how each negated variable is checked (``how``, or ``how(branch, name)``),
+    then what drops a match."""
+    out = []
+    for i, branch in enumerate(pattern.branches):
+        for n in branch.negated:
+            after = ", ".join(sorted(branch.before(n.name) - {n.name}))
+            before = ", ".join(sorted(branch.after(n.name) - {n.name}))
+            where = " and ".join(
+                part
+                for part in (f"after {after}" if after else "", f"before {before}" if before else "")
+                if part
+            )
+            conditions = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
+            label = f" (branch {i + 1})" if len(pattern.branches) > 1 else ""
+            checked = how if isinstance(how, str) else how(i, n.name)
+            out.append(
+                f"NOT {n.type} {n.name}{label}: {checked}; an event of {n.name}"
+                + (f" {where}" if where else "")
+                + " within the window"
+                + (f" with {' AND '.join(conditions)}" if conditions else "")
+                + " drops the match"
+            )
+    return tuple(out)
+
+
+def _tree_negations(pattern: Pattern, tree: TreeNfa) -> tuple[str, ...]:
+    def how(i: int, name: str) -> str:
+        early = dict(tree.branches[i].first_chance)
+        if name in early:
+            return f"checked as soon as {', '.join(sorted(early[name]))} are bound (first chance)"
+        return _POST
+
+    return _negations(pattern, how)
+
+
+def _segment_note(pattern: Pattern, automaton: AdaptiveNfa) -> str:
+    """The adaptive engine's segments: how each chooses its engine."""
+    windows = automaton.segment // max(pattern.window, 1)
+    return (
+        f"adaptive: time is cut into segments of {windows} windows; a segment runs the eager NFA"
+        f" when the variables' event counts in the segment before it are within 1:{automaton.ratio:g}"
+        f" of each other (at least {automaton.least} of the rarest), the Chain NFA in their order"
+        f" (rarest first) within 1:{automaton.chain_ratio:g}, else this tree; fewer counted"
+        f" and the counts are carried into the next segment's; the first segment's engine"
+        f" from the first events, held until the rarest is counted {automaton.first_least} times"
+        " (at most the first segment; on a pipe, from the counts of its first"
+        f" {automaton.first_span // max(pattern.window, 1)} windows);"
+        f" a change needs the ratio"
+        f" {automaton.hysteresis:g}x past the bound; a segment"
+        " that keeps the engine continues its runtime"
+        " (the stats say which, and when it changed)"
+        if automaton.eager is not None
+        else "adaptive: this pattern always runs the tree (it has a Kleene variable, or its eager NFA"
+        " would be too large)"
+    )
 
 
 # --- the normalised pattern ---------------------------------------------------------------

@@ -95,3 +95,43 @@ def test_the_readme_example_is_what_explain_prints() -> None:
     shown = readme.split(command, 1)[1].split("```", 1)[0]
     args = [str(GOLDEN / "pattern_4.sase"), "--engine", "first-chance", "--order", "c,a,d,b"]
     assert shown == _explain(args)
+
+
+NEGATED = "PATTERN SEQ(A a, NOT(B b), C c, NOT(D d)) WHERE b.x < c.x AND a.k = c.k AND d.k = a.k WITHIN 10"
+
+
+@pytest.mark.parametrize(
+    ("engine", "how"),
+    [
+        ("eager", "checked when a match is complete (on acceptance)"),
+        ("tree", "checked after the positive part is matched (post-processing)"),
+        ("columnar", "an anti-join after the joins of the positive variables"),
+        (
+            "adaptive",
+            "an anti-join after the joins of the positive variables; in the segments, checked when a"
+            " match is complete (on acceptance) under eager, checked after the positive part is"
+            " matched (post-processing) under the chain and the tree",
+        ),
+    ],
+)
+def test_each_engine_says_where_a_negation_is_checked(engine: str, how: str) -> None:
+    """As the chain engines' automata show their negative states: each negated variable,
+    where the engine checks it, and which of its events drop a match (between which bound
+    variables, and its conditions)."""
+    notes = [
+        line for line in _explain(["-e", NEGATED, "--engine", engine]).splitlines() if line.startswith("NOT")
+    ]
+    assert notes == [
+        f"NOT B b: {how}; an event of b after a and before c within the window with b.x < c.x"
+        " drops the match",
+        f"NOT D d: {how}; an event of d after a, c within the window with d.k = a.k drops the match",
+    ]
+
+
+def test_the_default_engine_shows_the_joins_a_file_runs_then_the_segments_tree() -> None:
+    text = _explain(["-e", NEGATED])
+    assert text.index("columnar branch 1") < text.index("tree 1")
+    assert "on a bounded input (a file, a DataFrame, an Arrow table, a Spark shard) this pattern runs" in text
+    kleene = _explain(["-e", "PATTERN SEQ(A a, B+ b[], NOT(C c), D d) WITHIN 10"])
+    assert "columnar branch" not in kleene and "tree 1" in kleene
+    assert "NOT C c: checked after the positive part is matched (post-processing)" in kleene
