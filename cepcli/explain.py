@@ -81,8 +81,6 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 else _POST  # (the tree alone)
             )
             if automaton.columnar:  # what a file runs: the columnar joins, then the segments' tree
-                order = tuple(v.name for v in pattern.variables)
-                joins = tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
                 bounded = (
                     "on a bounded input (a file, a DataFrame, an Arrow table, a Spark shard) this pattern"
                     " runs the columnar engine: its joins come first below (the run's order is in its"
@@ -91,7 +89,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 )
                 segments = _segment_note(pattern, automaton)
                 said = (bounded, segments, *_negations(pattern, f"{_ANTI_JOIN}; {checked}"))
-                return Explanation(engine, (), "", branches, joins + views, said)
+                return Explanation(engine, (), "", branches, _columnar_views(pattern) + views, said)
             return Explanation(
                 engine,
                 (),
@@ -101,8 +99,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 (_segment_note(pattern, automaton), *_negations(pattern, checked)),
             )
         case Pattern():  # the columnar engine: the pattern's plan, joined set-at-a-time
-            order = tuple(v.name for v in pattern.variables)
-            views = tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
+            views = _columnar_views(pattern)
             note = (
                 "columnar: the whole input's relevant rows as arrays; per branch, the variables"
                 " are joined rarest first by their exact counts (the order below is the pattern's:"
@@ -119,6 +116,12 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             )
             return Explanation(engine, (), "", branches, views, (note, *_tree_negations(pattern, automaton)))
     raise TypeError(automaton)
+
+
+def _columnar_views(pattern: Pattern) -> tuple[AutomatonView, ...]:
+    """The columnar engine's joins, per branch, in the pattern's order (the run's: its stats)."""
+    order = tuple(v.name for v in pattern.variables)
+    return tuple(_columnar(pattern, b, i, order) for i, b in enumerate(pattern.branches))
 
 
 _ON_ACCEPTANCE = "checked when a match is complete (on acceptance)"
