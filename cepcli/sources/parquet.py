@@ -74,16 +74,24 @@ class ParquetReader:
         return self.away
 
     def batches(self) -> Iterator[RawBatch]:
-        """The row groups in order, cut into batches of ``chunk_rows``; after ``project``, read
-        by a thread of their own up to ``AHEAD`` groups before the run needs them (pyarrow
-        decodes without the GIL: reading and the run's work overlap on two cores)."""
+        """The row groups in order, in batches of ``chunk_rows``: streamed (a run that makes
+        events holds a batch at a time), and after ``project`` (a columnar run, which keeps
+        the rows it reads) read whole by a thread of their own up to ``AHEAD`` groups before
+        the run needs them (pyarrow decodes without the GIL: reading and the run's work
+        overlap on two cores)."""
         groups = list(self.groups if self.groups is not None else range(self.file.num_row_groups))
-        while groups and not self.ahead:  # (the sample's groups: read as they come)
+        while groups and not self.ahead:  # streamed a batch at a time, as a streaming run reads
+            batches = self.file.iter_batches(
+                batch_size=max(self.chunk, 1),
+                row_groups=[groups.pop(0)],
+                columns=self.wanted,
+                use_threads=False,
+            )
             try:
-                table = self.file.read_row_group(groups.pop(0), columns=self.wanted, use_threads=False)
+                for batch in batches:
+                    yield from self._cut(pa.Table.from_batches([batch]))
             except (OSError, pa.ArrowException) as err:
                 raise self._error(err) from None
-            yield from self._cut(table)
         if groups:
             with contextlib.closing(_read_ahead(self, groups)) as tables:  # (its thread stops)
                 for table in tables:
