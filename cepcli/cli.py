@@ -721,7 +721,7 @@ def _progress(
         return nullcontext(lambda done: None)
     from cepcli.render import progress_bar
 
-    return progress_bar(err.console, total, True, stats, matches)
+    return progress_bar(err.console, total, stats, matches)
 
 
 def _warn(console: Console, message: str) -> None:

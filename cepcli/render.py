@@ -157,15 +157,12 @@ class _Counts(ProgressColumn):
 
 @contextmanager
 def progress_bar(
-    console: Console, total: int | None, enabled: bool, stats: Stats, matches: Callable[[], int]
+    console: Console, total: int | None, stats: Stats, matches: Callable[[], int]
 ) -> Iterator[Callable[[int], None]]:
-    """Progress on standard error, or a no-op updater. With a known size (a file): a bar of
-    the bytes read, then "matching" once the input is read (with --sort, or while the last
-    events are evaluated); without (a pipe): the rows read so far. The counts of rows, events
-    evaluated and matches are live in both."""
-    if not enabled:
-        yield lambda done: None
-        return
+    """Progress on standard error (``cli._progress`` decides whether to draw it). With a
+    known size (a file): a bar of the bytes read, then "matching" once the input is read
+    (with --sort, or while the last events are evaluated); without (a pipe): the rows read so
+    far. The counts of rows, events evaluated and matches are live in both."""
     sized = [BarColumn(), DownloadColumn(), TimeRemainingColumn()] if total else [SpinnerColumn()]
     progress = Progress(
         TextColumn("[bold]{task.description}"),

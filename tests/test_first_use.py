@@ -242,7 +242,7 @@ def _drawn(total: int | None, steps: list[tuple[int, int, int, int]]) -> str:
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=150)
     stats, matches = Stats(), [0]
-    with progress_bar(console, total, True, stats, lambda: matches[0]) as advance:
+    with progress_bar(console, total, stats, lambda: matches[0]) as advance:
         for done, rows, events, found in steps:
             stats.events, stats.relevant_events, matches[0] = rows, events, found
             advance(done)
