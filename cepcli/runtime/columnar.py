@@ -518,19 +518,21 @@ def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
+def one_array(values: list[object]) -> pa.Array:
+    """Python values as one Arrow array; where Arrow cannot hold them as one type, nulls of
+    no type: every condition on the column is then left to the reference, which reads the
+    events themselves."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError):
+        return pa.nulls(len(values))
+
+
 def columns_of_events(events: Sequence[Event], schema: Schema) -> Columns:
     """Events already made (a Spark shard's, ``bench``'s), as ``Columns``: each column an
-    Arrow array of the events' values (where Arrow cannot hold them as one type, a column
-    of nulls of no type: every condition on it is then left to the reference, which reads
-    the events themselves)."""
+    Arrow array of the events' values (``one_array``)."""
     n = len(events)
-    columns = []
-    for i in range(len(schema.columns)):
-        values = [e.values[i] for e in events]
-        try:
-            columns.append(pa.array(values))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
-            columns.append(pa.nulls(n))
+    columns = [one_array([e.values[i] for e in events]) for i in range(len(schema.columns))]
     return Columns(
         np.fromiter((e.row for e in events), np.int64, n),
         np.fromiter((e.ts for e in events), np.int64, n),

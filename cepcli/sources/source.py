@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
-from cepcli.runtime.columnar import Columns
+from cepcli.runtime.columnar import Columns, one_array
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import Projecting, RawBatch, Reader
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
@@ -449,18 +449,13 @@ def _columns_of(
 
 def _joined(chunks: list[pa.Array]) -> pa.Array | pa.ChunkedArray:
     """One column of pieces (of one type: chunked, not copied; where a piece's type differs,
-    as Python values, or at worst nulls of no type: every condition on it is then left to
-    the reference)."""
+    as Python values: ``one_array``)."""
     if len(chunks) == 1:
         return chunks[0]
     try:
         return pa.chunked_array(chunks)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
-    try:
-        return pa.array([v for c in chunks for v in c.to_pylist()])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, ValueError):
-        return pa.nulls(sum(len(c) for c in chunks))
+        return one_array([v for c in chunks for v in c.to_pylist()])
 
 
 def _all_missing(values: pa.Array, nulls: pa.Array) -> bool:
