@@ -424,8 +424,8 @@ def run_command(
                 # in a file or a pipe as wide as it needs to be (a terminal: the terminal's width)
                 console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
                 writers.append(TableWriter(console, schema, pattern, shown))
-            else:  # a pipe or a terminal sees each match at once; a file gets them in blocks
-                writers.append(writer_for(fmt, stream, schema, pattern, flush_each=not batched))
+            else:
+                writers.append(writer_for(fmt, stream, schema, pattern))
             stream.flush()
             last.mark()
         writer = writers[0]
@@ -435,10 +435,11 @@ def run_command(
                 assert isinstance(writer, JsonlWriter)
                 writer.write_lines(match)
                 last.mark()
-            elif not batched:
+            elif not batched:  # a pipe or a terminal sees each match at once
                 writer.write(match)
+                stream.flush()
                 last.mark()
-            elif last.wrote(writer.write(match)):  # a block's worth: out now
+            elif last.wrote(writer.write(match)):  # a file gets them in blocks: a block's worth out now
                 stream.flush()
                 last.mark()
 

@@ -1,6 +1,6 @@
-"""Match files without rich: the writers of jsonl and csv (one line per match, flushed at
-once on a pipe or a terminal)
-and the columns a table shows. ``cepcli run -q --format jsonl`` imports no rich at all;
+"""Match files without rich: the writers of jsonl and csv (one line per match; the caller
+flushes: ``cli.run_command``, each match on a pipe or a terminal, in blocks to a file) and
+the columns a table shows. ``cepcli run -q --format jsonl`` imports no rich at all;
 the table and the panels are ``cepcli.render``'s."""
 
 from __future__ import annotations
@@ -22,26 +22,23 @@ class MatchWriter(Protocol):
     written: int  # matches written so far
 
     def write(self, match: Match) -> int:
-        """Write one match (flushed at once where ``flush_each``); the bytes it took."""
+        """Write one match (not flushed); the bytes it took."""
         ...
 
     def close(self) -> None: ...
 
 
 class JsonlWriter:
-    """One JSON object per line and match (flushed at once where ``flush_each``)."""
+    """One JSON object per line and match."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True) -> None:
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
         self.stream, self.schema, self.names = stream, schema, variables(pattern)
-        self.flush_each = flush_each
         self.written = 0
 
     def write(self, match: Match) -> int:
         self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
         line = match_line(match, self.schema, self.names) + "\n"
         self.stream.write(line)
-        if self.flush_each:
-            self.stream.flush()
         return encoded_size(line, self.stream)
 
     def write_lines(self, lines: str) -> None:
@@ -61,9 +58,8 @@ class CsvWriter:
     A Kleene variable's values are joined with ``;`` in row order; a variable that
     the match's OR branch does not bind is left empty."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True) -> None:
+    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
         self.stream, self.schema, self.pattern = stream, schema, pattern
-        self.flush_each = flush_each
         self.written = 0
         self.text = io.StringIO()  # each row is made here, then written whole
         self.writer = csv.writer(self.text, lineterminator="\n")
@@ -73,10 +69,7 @@ class CsvWriter:
     def write(self, match: Match) -> int:
         self.written += 1
         self.writer.writerow(flat_row(match, self.schema, self.pattern))
-        row = self._row()
-        if self.flush_each:
-            self.stream.flush()
-        return encoded_size(row, self.stream)
+        return encoded_size(self._row(), self.stream)
 
     def _row(self) -> str:
         row = self.text.getvalue()
@@ -121,13 +114,10 @@ def encoded_size(text: str, stream: IO[str]) -> int:
     )
 
 
-def writer_for(
-    fmt: str, stream: IO[str], schema: Schema, pattern: Pattern, flush_each: bool = True
-) -> MatchWriter:
-    """The writer of ``--format jsonl`` or ``csv``; ``flush_each``: each match flushed as
-    it is written (a pipe, a terminal: seen at once); else the stream's buffer decides."""
+def writer_for(fmt: str, stream: IO[str], schema: Schema, pattern: Pattern) -> MatchWriter:
+    """The writer of ``--format jsonl`` or ``csv``."""
     if fmt == "jsonl":
-        return JsonlWriter(stream, schema, pattern, flush_each)
+        return JsonlWriter(stream, schema, pattern)
     if fmt == "csv":
-        return CsvWriter(stream, schema, pattern, flush_each)
+        return CsvWriter(stream, schema, pattern)
     raise UsageError(f"no match writer for --format {fmt}")
