@@ -723,12 +723,10 @@ def _merge(stats: Stats, parts: list[dict[str, Any]], notes: Notes) -> None:
 def _merge_adaptive(stats: Stats, parts: list[dict[str, Any]]) -> None:
     """The adaptive engine's choices over every shard: segments by engine and the runtimes
     started, summed (each shard chooses on its own events); the changes, with their shard."""
-    ran = {p.get("adaptive_ran") for p in parts} - {None}
-    if ran:  # the columnar engine ran a shard's bounded input whole
-        stats.extra["adaptive_ran"] = ran.pop() if len(ran) == 1 else "columnar and segments"
-        stats.extra["columnar_joins"] = _sum_joins(
-            [p["columnar_joins"] for p in parts if "columnar_joins" in p]
-        )
+    columnar = [p for p in parts if "adaptive_ran" in p]
+    if columnar:  # the columnar engine ran the shards' bounded inputs whole
+        stats.extra["adaptive_ran"] = columnar[0]["adaptive_ran"]
+        stats.extra["columnar_joins"] = _sum_joins([p["columnar_joins"] for p in columnar])
     shards = [p for p in parts if isinstance(p.get("adaptive_segments"), dict)]
     if not shards:
         return
@@ -750,18 +748,14 @@ def _merge_adaptive(stats: Stats, parts: list[dict[str, Any]]) -> None:
 def _sum_joins(shards: list[list[list[dict[str, Any]]]]) -> list[list[dict[str, Any]]]:
     """The columnar engine's partial matches after each join, per branch, summed over the
     shards (each shard joins in the order of its own counts: by variable, in the first's)."""
-    out: list[list[dict[str, Any]]] = []
+    sums: list[dict[str, int]] = []
     for joins in shards:
         for b, branch in enumerate(joins):
-            if b == len(out):
-                out.append([{"variable": j["variable"], "partial_matches": 0} for j in branch])
-            sums = {j["variable"]: j for j in out[b]}
+            if b == len(sums):
+                sums.append({})
             for j in branch:
-                if j["variable"] not in sums:
-                    sums[j["variable"]] = {"variable": j["variable"], "partial_matches": 0}
-                    out[b].append(sums[j["variable"]])
-                sums[j["variable"]]["partial_matches"] += int(j["partial_matches"])
-    return out
+                sums[b][j["variable"]] = sums[b].get(j["variable"], 0) + int(j["partial_matches"])
+    return [[{"variable": v, "partial_matches": n} for v, n in branch.items()] for branch in sums]
 
 
 def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
