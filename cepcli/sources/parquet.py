@@ -14,7 +14,7 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Collection, Generator, Iterator
+from collections.abc import Collection, Generator, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -80,25 +80,25 @@ class ParquetReader:
         the run needs them (pyarrow decodes without the GIL: reading and the run's work
         overlap on two cores)."""
         groups = list(self.groups if self.groups is not None else range(self.file.num_row_groups))
-        while groups and not self.ahead:  # streamed a batch at a time, as a streaming run reads
-            batches = self.file.iter_batches(
-                batch_size=max(self.chunk, 1),
-                row_groups=[groups.pop(0)],
-                columns=self.wanted,
-                use_threads=False,
-            )
-            try:
-                for batch in batches:
-                    yield from self._cut(pa.Table.from_batches([batch]))
-            except (OSError, pa.ArrowException) as err:
-                raise self._error(err) from None
+        chunk = max(self.chunk, 1)
+        while groups and not self.ahead:
+            yield from self._numbered(self._streamed(groups.pop(0), chunk))
         if groups:
             with contextlib.closing(_read_ahead(self, groups)) as tables:  # (its thread stops)
                 for table in tables:
-                    yield from self._cut(table)
+                    yield from self._numbered(table.to_batches(max_chunksize=chunk))
 
-    def _cut(self, table: pa.Table) -> Iterator[RawBatch]:
-        for batch in table.to_batches(max_chunksize=max(self.chunk, 1)):
+    def _streamed(self, group: int, chunk: int) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self.file.iter_batches(
+                batch_size=chunk, row_groups=[group], columns=self.wanted, use_threads=False
+            )
+        except (OSError, pa.ArrowException) as err:
+            raise self._error(err) from None
+
+    def _numbered(self, batches: Iterable[pa.RecordBatch]) -> Iterator[RawBatch]:
+        """The batches, every column of the file in each, with their rows' ids."""
+        for batch in batches:
             n = batch.num_rows
             rows = np.arange(self.first + self.read, self.first + self.read + n, dtype=np.int64)
             self.read += n
