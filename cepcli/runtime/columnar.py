@@ -33,8 +33,10 @@ same rows) is reported once.
 
 Memory: the time of the input is cut into slices (``clock.Slice``) of at most ``SLICE_ROWS``
 relevant rows; a slice reads its rows and a window on each side (``Window.around``) and
-reports the matches whose earliest event it owns, so each match once. ``--max-instances``
-bounds the rows of a table (the live candidate tuples) with the other engines' error.
+reports the matches whose earliest event it owns, so each match once. A join that would
+make more than ``STEP_TUPLES`` partial matches, or pass ``--max-instances``, halves its
+slice while the slice holds rows at two times; past that, ``--max-instances`` stops the run
+with the other engines' error.
 """
 
 from __future__ import annotations
