@@ -726,7 +726,10 @@ def _merge_adaptive(stats: Stats, parts: list[dict[str, Any]]) -> None:
     columnar = [p for p in parts if "adaptive_ran" in p]
     if columnar:  # the columnar engine ran the shards' bounded inputs whole
         stats.extra["adaptive_ran"] = columnar[0]["adaptive_ran"]
-        stats.extra["columnar_joins"] = _sum_joins([p["columnar_joins"] for p in columnar])
+        # (a shard that an input error stopped before its joins has none)
+        stats.extra["columnar_joins"] = _sum_joins(
+            [p["columnar_joins"] for p in columnar if "columnar_joins" in p]
+        )
     shards = [p for p in parts if isinstance(p.get("adaptive_segments"), dict)]
     if not shards:
         return
