@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.events import Kind, Schema
 from cepcli.query import ast as a
 
@@ -65,7 +66,7 @@ class Frame:
         """A column's values (times in time units, whole ones only: the others unsure)."""
         schema = self.schema
         if attr == schema.time_col:
-            return _units(pa.array(self.times(var)), schema.time_unit)
+            return _units(arrow(self.times(var)), schema.time_unit)
         column = self.column(var, attr)
         kind = schema.kind(attr)
         if kind.timed:

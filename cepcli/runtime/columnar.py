@@ -48,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
@@ -413,7 +414,7 @@ class _Run:
         data, schema = self.data, self.schema
 
         def column(var: str, attr: str) -> pa.Array:
-            return _array(data.columns[schema.index(attr)].take(pa.array(positions[var])))
+            return _array(data.columns[schema.index(attr)].take(arrow(positions[var])))
 
         return Frame(size, schema, column, lambda var: data.ts[positions[var]])
 
@@ -444,14 +445,14 @@ class _Run:
                     dtype=bool,
                 )
                 continue
-            equal = pc.equal(column.take(pa.array(first)), column.take(pa.array(new)))
+            equal = pc.equal(column.take(arrow(first)), column.take(arrow(new)))
             keep &= np.asarray(pc.fill_null(equal, False).to_numpy(zero_copy_only=False), dtype=bool)
         return keep
 
     def _present(self, attrs: tuple[str, ...], at: np.ndarray) -> np.ndarray:
         keep = np.ones(len(at), dtype=bool)
         for attr in attrs:
-            column = self.data.columns[self.schema.index(attr)].take(pa.array(at))
+            column = self.data.columns[self.schema.index(attr)].take(arrow(at))
             keep &= np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         return keep
 

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from cepcli.arrays import arrow
 from cepcli.errors import InputError
 from cepcli.sources.batches import RawBatch, RowIds
 from cepcli.sources.options import InputOptions, check_width
@@ -187,7 +188,7 @@ class CsvReader:
             why = self.records.marker_message(first[i])
             assert why is not None
             unreadable.append((int(rows[i]), why))
-        keep = pa.array(~marked)
+        keep = arrow(~marked)
         return [c.filter(keep) for c in columns], rows[~marked], sorted(unreadable)
 
     def progress(self) -> tuple[int, int | None]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import threading
 from collections.abc import Collection, Generator, Iterable, Iterator
 
 import numpy as np
@@ -21,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cepcli.errors import InputError
+from cepcli.sources.ahead import read_ahead
 from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.options import InputOptions
 
@@ -164,43 +163,15 @@ AHEAD = 2  # row groups read ahead of the run
 
 def _read_ahead(reader: ParquetReader, groups: list[int]) -> Generator[pa.Table, None, None]:
     """The row groups ``groups`` of the reader's file, each with the columns the reader
-    wants, read by a thread with a file handle of its own, at most ``AHEAD`` groups ahead.
-    Closing the iterator early (an error, ``--max-matches``) stops the thread."""
-    done: queue.Queue[tuple[pa.Table | None, Exception | None]] = queue.Queue(maxsize=AHEAD)
-    stop = threading.Event()
+    wants, read by a thread with a file handle of its own (``ahead.read_ahead``), at most
+    ``AHEAD`` groups ahead."""
 
-    def put(item: tuple[pa.Table | None, Exception | None]) -> None:
-        while not stop.is_set():
-            try:
-                done.put(item, timeout=0.05)
-                return
-            except queue.Full:
-                continue
+    def tables() -> Iterator[pa.Table]:
+        with contextlib.closing(pq.ParquetFile(reader.path, read_dictionary=reader.dictionary)) as handle:
+            for group in groups:
+                yield handle.read_row_group(group, columns=reader.wanted, use_threads=False)
 
-    def work() -> None:
-        try:
-            handle = pq.ParquetFile(reader.path, read_dictionary=reader.dictionary)
-            try:
-                for group in groups:
-                    if stop.is_set():
-                        return
-                    put((handle.read_row_group(group, columns=reader.wanted, use_threads=False), None))
-            finally:
-                handle.close()
-        except (OSError, pa.ArrowException) as err:
-            put((None, err))
-        put((None, None))
-
-    thread = threading.Thread(target=work, name="cepcli-parquet", daemon=True)
-    thread.start()
     try:
-        while True:
-            table, err = done.get()
-            if err is not None:
-                raise reader._error(err) from None
-            if table is None:
-                return
-            yield table
-    finally:
-        stop.set()
-        thread.join()
+        yield from read_ahead(tables, AHEAD, "cepcli-parquet")
+    except (OSError, pa.ArrowException) as err:
+        raise reader._error(err) from None

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
@@ -424,12 +425,12 @@ def _columns_of(
     if sort:
         order = np.lexsort((rows, ts))
         if not (order == np.arange(len(order))).all():
-            at = pa.array(order)
+            at = arrow(order)
             rows, ts, masks = rows[order], ts[order], masks[order]
             columns, types = [c.take(at) for c in columns], types.take(at)
 
     def events(positions: np.ndarray) -> list[Event]:
-        at = pa.array(positions, pa.int64())
+        at = arrow(positions.astype(np.int64, copy=False))
         values = [c.take(at) for c in columns]
         if fetch is not None and len(positions):
             for i, fetched in zip(away, fetch(rows[positions]), strict=True):
@@ -492,7 +493,7 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
     def make(positions: np.ndarray, masks: np.ndarray | None = None) -> list[Event]:
         if not len(positions):
             return []
-        at = pa.array(positions, pa.int64())
+        at = arrow(positions.astype(np.int64, copy=False))
         return make_events(
             batch.rows[positions],
             batch.ts[positions],

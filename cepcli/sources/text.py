@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.events import Kind
 
 # The markers pandas and pyarrow read as missing, by default (SPEC section 1).
@@ -86,7 +87,7 @@ def failures(values: pa.Array, convert: Callable[[pa.Array], object], shape: str
     right = np.flatnonzero(good)
     if not len(right):
         return wrong
-    rest = _halves(values.take(pa.array(right)), convert)
+    rest = _halves(values.take(arrow(right)), convert)
     return np.sort(np.concatenate((wrong, right[rest])))
 
 

@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.clock import RANGE
 from cepcli.sources.text import ISO_SHAPE, NUMBER_SHAPE, failures, markers_read_as, missing
 
@@ -205,7 +206,7 @@ def _number_text(values: pa.Array, gone: pa.Array, unit: int) -> tuple[np.ndarra
         decimals = _decimal(kept, scale)
     except _REFUSED:
         bad[failures(kept, lambda v: _decimal(v, scale), NUMBER_SHAPE)] = True
-        decimals = _decimal(pc.if_else(pa.array(bad), _NO_STRING, kept), scale)
+        decimals = _decimal(pc.if_else(arrow(bad), _NO_STRING, kept), scale)
     ns, over = _unscaled(decimals)
     bad |= over
     ns[bad] = 0
@@ -262,7 +263,7 @@ def _iso_in_parts(kept: pa.Array) -> tuple[pa.Array, np.ndarray]:
     offset, far = _offsets(pc.struct_field(parts, "zone"))
     early = pc.and_(pc.not_equal(digits, ""), pc.not_equal(pc.utf8_length(head), _SECONDS_HEAD))
     readable = _true(head.is_valid()) & ~finer & ~far & ~_true(early)
-    heads = pc.if_else(pa.array(readable), pc.ascii_upper(head), _NO_STRING)
+    heads = pc.if_else(arrow(readable), pc.ascii_upper(head), _NO_STRING)
     local, refused = _cast_each(heads, pa.timestamp("s"))
     readable[refused] = False
     ns, over = _combine(_filled(pc.cast(local, pa.int64())) - offset, fraction)
@@ -285,7 +286,7 @@ def _cast_each(values: pa.Array, target: pa.DataType) -> tuple[pa.Array, np.ndar
     refused = failures(values, lambda v: pc.cast(v, target))
     mask = np.zeros(len(values), dtype=bool)
     mask[refused] = True
-    return pc.cast(pc.if_else(pa.array(mask), _NO_STRING, values), target), refused
+    return pc.cast(pc.if_else(arrow(mask), _NO_STRING, values), target), refused
 
 
 def _fraction(digits: pa.Array) -> tuple[np.ndarray, np.ndarray]:

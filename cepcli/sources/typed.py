@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow
 from cepcli.clock import RANGE, iso_text
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
@@ -80,7 +81,7 @@ class TypedBatch:
 
     def take(self, keep: np.ndarray) -> TypedBatch:
         """The rows where ``keep`` (a boolean mask) holds."""
-        mask = pa.array(keep)
+        mask = arrow(keep)
         return TypedBatch(
             self.rows[keep],
             self.ts[keep],
@@ -241,7 +242,7 @@ def _widen(
     column: pa.Array, i: int, wrong: np.ndarray, typer: Typing, raw: RawBatch
 ) -> tuple[pa.Array, np.ndarray]:
     """On a stream, a column of whole numbers that meets a fraction becomes float."""
-    values = column.take(pa.array(wrong))
+    values = column.take(arrow(wrong))
     present = pc.filter(values, pc.invert(pc.is_in(values, value_set=typer.nulls)))
     if not fits(present, Kind.FLOAT):
         return type_text(column, Kind.INT, typer.nulls)
