@@ -14,10 +14,11 @@ in time), medians of the repeats:
 Every engine must find the same matches (hashes in-process, counts for the processes).
 A last table says what the adaptive engine ran at each ratio (from its stats: segments by
 engine, runtimes started, the measured ratios where it changed); ``--what-ran`` prints only
-that table (one in-process run of adaptive per ratio, a minute).
+that table (one in-process run of adaptive per ratio, a minute); ``--segments`` has adaptive
+run its segments in-process, as on a pipe (on a file it runs the columnar engine).
 
     python benchmarks/adaptive_ratio.py [--repeat 5] [--engines eager,chain,tree,adaptive] [--what-ran]
-        [--only BOS:IAH:CLT,ORD:DFW:BRO]
+        [--only BOS:IAH:CLT,ORD:DFW:BRO] [--segments]
 """
 
 from __future__ import annotations
@@ -78,8 +79,17 @@ def main() -> None:
     parser.add_argument("--engines", default="eager,chain,tree,adaptive")
     parser.add_argument("--what-ran", action="store_true", help="only the table of what adaptive ran")
     parser.add_argument("--only", default=None, help="these airport sets only: BOS:IAH:CLT,ORD:DFW:BRO")
+    parser.add_argument(
+        "--segments",
+        action="store_true",
+        help="in-process, adaptive runs its segments (as on a pipe) instead of the columnar engine",
+    )
     args = parser.parse_args()
     engines = args.engines.split(",")
+    if args.segments:
+        from cepcli.automata import columnar
+
+        columnar.IN_ADAPTIVE = False
     if args.what_ran:
         _what_ran([(airports, _ran(query(*airports))) for airports in F3M_RATIO_AIRPORTS])
         return
@@ -134,10 +144,14 @@ def _what_ran(ran: list[tuple[tuple[str, ...], dict[str, object]]]) -> None:
     )
     print("|---|---|---:|---|")
     for airports, stats in ran:
+        if stats.get("adaptive_ran") == "columnar":  # a bounded input: no segments
+            print(f"| {':'.join(airports)} ({_one_in(*airports)}) | columnar | | |")
+            continue
         segments = stats["adaptive_segments"]
         assert isinstance(segments, dict)
         changes = stats["adaptive_changes"]
         assert isinstance(changes, list)
+        keyed = f" ({stats['adaptive_keyed_segments']} keyed)" if stats.get("adaptive_keyed_segments") else ""
         shown = ", ".join(
             f"{c['engine']}{' ' + ''.join(c['order']) if 'order' in c else ''} at 1:{c['ratio']}"
             if c["ratio"] is not None
@@ -146,7 +160,7 @@ def _what_ran(ran: list[tuple[tuple[str, ...], dict[str, object]]]) -> None:
         ) + (f", ... ({len(changes)} in all)" if len(changes) > 6 else "")
         print(
             f"| {':'.join(airports)} ({_one_in(*airports)}) | {segments['eager']} / {segments['chain']} / "
-            f"{segments['tree']} | {stats['adaptive_runtimes']} | {shown} |"
+            f"{segments['tree']}{keyed} | {stats['adaptive_runtimes']} | {shown} |"
         )
 
 

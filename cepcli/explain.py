@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from math import perm
 
-from cepcli.automata.adaptive import AdaptiveNfa
+from cepcli.automata.adaptive import KEY_SAMPLE, KEYED, AdaptiveNfa
 from cepcli.automata.chain import Action, Chain, ChainNfa, Negation
 from cepcli.automata.eager import EagerBranch, EagerNfa
 from cepcli.automata.placement import Placement, place
@@ -165,6 +165,11 @@ def _tree_negations(pattern: Pattern, tree: TreeNfa) -> tuple[str, ...]:
     return _negations(pattern, how)
 
 
+def _joins(automaton: AdaptiveNfa) -> str:
+    assert automaton.keys is not None
+    return ", ".join(f"{j.left[0]}.{j.left[1]} = {j.right[0]}.{j.right[1]}" for j in automaton.keys.joins)
+
+
 def _segment_note(pattern: Pattern, automaton: AdaptiveNfa) -> str:
     """The adaptive engine's segments: how each chooses its engine."""
     windows = automaton.segment // max(pattern.window, 1)
@@ -181,6 +186,14 @@ def _segment_note(pattern: Pattern, automaton: AdaptiveNfa) -> str:
         f" {automaton.hysteresis:g}x past the bound; a segment"
         " that keeps the engine continues its runtime"
         " (the stats say which, and when it changed)"
+        + (
+            f"; where the counts say eager, the equality joins ({_joins(automaton)}) choose the"
+            f" Chain NFA instead when eager's partial matches, estimated from the counts and the"
+            f" joined attributes' distinct values among the first {KEY_SAMPLE:,} events, outnumber"
+            f" the best chain's more than {KEYED:g}x"
+            if automaton.keys is not None
+            else ""
+        )
         if automaton.eager is not None
         else "adaptive: this pattern always runs the tree (it has a Kleene variable, or its eager NFA"
         " would be too large)"

@@ -9,6 +9,7 @@ first one says what a bounded input runs."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,72 @@ def test_stopped_after_some_matches_it_counts_only_the_events_it_took(tmp_path: 
         assert written["peak_instances"] > 0 and written["memory_operations"] > 0  # the runtimes' work
         counted[engine] = written["relevant_events"]
     assert counted["adaptive"] == counted["eager"] < 300  # well inside the first batch of 256 or the second
+
+
+# --- the joins overrule the rates: a chain where eager would pair everything -------------------
+
+KEYED_QUERY = "PATTERN AND(A a, B b, C c) WHERE a.k = c.k AND b.k = c.k AND a.x > b.x WITHIN 2 s"
+
+
+def _keyed(keys: int) -> str:
+    """400 s of A, B and C 3 times a second each (1:1: the rates say eager), their keys
+    drawn from ``keys`` values (seeded)."""
+    draw = random.Random(keys)
+    rows = ["type,ts,k,x"]
+    for t in range(400):
+        for j in range(3):
+            rows += [
+                f"{kind},{t}.{j}{i},{draw.randrange(keys)},{draw.randrange(7)}"
+                for i, kind in enumerate("ABC")
+            ]
+    return "\n".join(rows) + "\n"
+
+
+def test_a_join_of_many_keys_runs_a_chain_that_pairs_by_the_key_first() -> None:
+    """AND(a, b, c) with a.k = c.k and b.k = c.k at equal rates: eager pairs every A with
+    every B (no condition between them), a chain from a takes c next (the join): with 40
+    keys, eager holds about 11x the chain's partial matches, past KEYED (6), so the chain
+    runs, in the order a, c, b; the matches are eager's."""
+    data = _keyed(40)
+    found, stats = run_engine(KEYED_QUERY, data, "adaptive")
+    assert found == run_engine(KEYED_QUERY, data, "eager")[0] and len(found) > 20
+    assert stats.extra["adaptive_segments"]["eager"] == 0  # type: ignore[index]
+    assert stats.extra["adaptive_keyed_segments"] == stats.extra["adaptive_segments"]["chain"] > 0  # type: ignore[index]
+    first = stats.extra["adaptive_changes"][0]  # type: ignore[index]
+    assert (first["engine"], first["order"]) == ("chain", ["a", "c", "b"])
+
+
+def test_a_join_of_few_keys_leaves_eager() -> None:
+    """The same with 2 keys: a join halves the pairs, eager holds about 3x the chain's
+    partial matches (as an AND does without conditions): the rates choose, eager."""
+    data = _keyed(2)
+    found, stats = run_engine(KEYED_QUERY, data, "adaptive")
+    assert found == run_engine(KEYED_QUERY, data, "eager")[0] and len(found) > 100
+    assert stats.extra["adaptive_segments"]["chain"] == 0 and stats.extra["adaptive_keyed_segments"] == 0  # type: ignore[index]
+
+
+def test_a_join_each_eager_step_uses_leaves_eager() -> None:
+    """SEQ(a, b, c) with a.k = b.k: eager's partial matches (a, then a and b) are pruned by
+    the join as a chain's would be: eager, whatever the number of keys."""
+    query = "PATTERN SEQ(A a, B b, C c) WHERE a.k = b.k AND a.x < c.x WITHIN 2 s"
+    data = _keyed(40)
+    found, stats = run_engine(query, data, "adaptive")
+    assert found == run_engine(query, data, "eager")[0] and len(found) > 10
+    assert stats.extra["adaptive_segments"]["chain"] == 0 and stats.extra["adaptive_keyed_segments"] == 0  # type: ignore[index]
+
+
+def test_the_estimate_of_partial_matches() -> None:
+    """``Keys``: eager's sets for an AND are every proper subset; a join implied by two
+    others divides nothing; SEQ's order halves a pair."""
+    from cepcli.automata.adaptive import key_joins
+    from cepcli.job import compile_text
+
+    keys = key_joins(compile_text(KEYED_QUERY, "<q>", 10**9).pattern)
+    assert keys is not None and len(keys.eager_sets) == 6
+    rates = dict.fromkeys("abc", 10.0)
+    distinct = dict.fromkeys(keys.joins, 50)
+    # a, b, c: 30; a-b: 100 (no join); a-c, b-c: 2 each
+    assert keys.eager(rates, distinct) == pytest.approx(134)
+    assert keys.chain(rates, distinct) == (("a", "c", "b"), pytest.approx(12))
+    seq = key_joins(compile_text("PATTERN SEQ(A a, B b) WHERE a.k = b.k WITHIN 2 s", "<q>", 10**9).pattern)
+    assert seq is not None and seq.in_order[frozenset("ab")] == 0.5 and seq.eager_sets == (frozenset("a"),)

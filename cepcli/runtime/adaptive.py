@@ -33,11 +33,12 @@ import operator
 from collections import _count_elements, defaultdict  # type: ignore[attr-defined]
 from collections.abc import Iterable, Iterator
 
-from cepcli.automata.adaptive import HELD, AdaptiveNfa
+from cepcli.automata.adaptive import HELD, KEY_SAMPLE, KEYED, KEYED_GAIN, AdaptiveNfa
 from cepcli.automata.chain import ChainNfa
 from cepcli.clock import Slice, Window
 from cepcli.events import Event, Schema
-from cepcli.plan.pattern import Pattern
+from cepcli.plan.keys import present
+from cepcli.plan.pattern import Join, Pattern
 from cepcli.runtime.chain import ChainRuntime
 from cepcli.runtime.eager import EagerRuntime
 from cepcli.runtime.loop import Runtime
@@ -90,11 +91,18 @@ class AdaptiveRuntime:
         self.last_order: tuple[str, ...] = ()  # the chain's order (rarest first), with the chain
         self.first: tuple[str, tuple[str, ...], float | None] | None = None  # from the look-ahead
         self.first_events = 0  # the events the first choice was made on
+        # the values of each joined (variable, attribute) among the stream's first events
+        # (``KEY_SAMPLE``), and how many events of the variable there were
+        self.key_values: dict[tuple[str, str], set[object]] = {}
+        self.key_events: dict[str, int] = {}
+        self.keyed = 0  # segments where the joins overruled eager
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
         """``drive``'s loop: event by event on a pipe (a match must not wait for the events
         after it) or with ``--stats-every`` (a snapshot at every multiple), else in batches."""
         rest = iter(events)
+        if self.nfa.keys is not None:
+            rest = itertools.chain(self._sampled(itertools.islice(rest, KEY_SAMPLE)), rest)
         held, error = self._look_ahead(rest) if not self.options.live else ([], None)
         # (no generator between the input and the loop unless the input failed: one per event costs)
         stream = itertools.chain(held, rest if error is None else _raised(error))
@@ -187,6 +195,45 @@ class AdaptiveRuntime:
             else:
                 break
 
+    def _sampled(self, events: Iterator[Event]) -> Iterator[Event]:
+        """The events, passed on as they come, their joined attributes' values noted (the
+        distinct keys of ``AdaptiveNfa.keys``)."""
+        keys = self.nfa.keys
+        assert keys is not None
+        sides = {side for join in keys.joins for side in (join.left, join.right)}
+        wanted = [
+            (
+                self.nfa.pattern.variable(var).bit,
+                var,
+                self.schema.index(attr),
+                self.key_values.setdefault((var, attr), set()),
+            )
+            for var, attr in sorted(sides)
+        ]
+        names = {var for _, var, _, _ in wanted}
+        bits = {self.nfa.pattern.variable(var).bit: var for var in names}
+        counted = self.key_events
+        for event in events:
+            if mask := event.mask:
+                for bit, var in bits.items():
+                    if mask >> bit & 1:
+                        counted[var] = counted.get(var, 0) + 1
+                for bit, _, column, seen in wanted:
+                    if mask >> bit & 1 and present(value := event.values[column]):
+                        seen.add(value)
+            yield event
+
+    def _distinct_keys(self) -> dict[Join, int] | None:
+        """Each join's distinct keys (the fewer of its two sides'), once every joined
+        variable has been seen ``least`` times; else None."""
+        keys = self.nfa.keys
+        if keys is None or any(
+            self.key_events.get(v, 0) < self.nfa.least for j in keys.joins for v in (j.left[0], j.right[0])
+        ):
+            return None
+        values = self.key_values
+        return {j: max(1, min(len(values[j.left]), len(values[j.right]))) for j in keys.joins}
+
     def _look_ahead(self, stream: Iterator[Event]) -> tuple[list[Event], Exception | None]:
         """The stream's first events, held until their counts can choose the first
         segment's engine (``first``, without the margin: nothing runs yet): the rarest
@@ -218,7 +265,8 @@ class AdaptiveRuntime:
             error = err
         least, most = self._spread(by_bit)
         if self._enough(least, most, nfa.least):  # first_least >= least: also when it broke early
-            self.first = self._decided(by_bit, least, most, "")
+            span = held[-1].ts - held[0].ts if held else 0
+            self.first = self._decided(by_bit, least, most, "", span)
             self.first_events = len(held)
         return held, error
 
@@ -294,6 +342,8 @@ class AdaptiveRuntime:
         extra["adaptive_runtimes"] = self.runtimes
         extra["adaptive_first_choice_events"] = self.first_events  # 0: not enough to choose: the tree
         extra["adaptive_switches"] = self.switch_count
+        if self.nfa.keys is not None:
+            extra["adaptive_keyed_segments"] = self.keyed  # where the joins overruled eager
         extra["adaptive_changes"] = self.switches
 
     def _start(self, index: int) -> None:
@@ -371,8 +421,9 @@ class AdaptiveRuntime:
             if most >= nfa.least * nfa.ratio and self.last_engine in ("", "eager"):
                 return "tree", (), ratio
             return self.last_engine or "tree", self.last_order, ratio
+        span = self.segment * (self.carried_segments + 1)
         self.carried, self.carried_segments = defaultdict(int), 0
-        return self._decided(by_bit, least, most, self.last_engine or "tree")
+        return self._decided(by_bit, least, most, self.last_engine or "tree", span)
 
     def _enough(self, least: int, most: int, needed: int) -> bool:
         """Whether counts say something: ``needed`` of the rarest, or enough of the most
@@ -385,11 +436,12 @@ class AdaptiveRuntime:
         return min(counts, default=0), max(counts, default=0)
 
     def _decided(
-        self, by_bit: dict[int, int], least: int, most: int, last: str
+        self, by_bit: dict[int, int], least: int, most: int, last: str, span: int
     ) -> tuple[str, tuple[str, ...], float | None]:
-        """The choice from counts that can make one, with the bounds moved away from the
-        engine running, ``last`` (so that a change needs the ratio clearly past them; none
-        at the first choice, ``last`` empty)."""
+        """The choice from counts that can make one (over ``span`` nanoseconds), with the
+        bounds moved away from the engine running, ``last`` (so that a change needs the
+        ratio clearly past them; none at the first choice, ``last`` empty). Where the rates
+        say eager, the equality joins may say a chain (``_keyed``)."""
         nfa = self.nfa
         ratio = round(most / least, 3) if least else None
         if least < nfa.least:  # the most frequent alone puts the ratio past the chain's band
@@ -398,10 +450,35 @@ class AdaptiveRuntime:
         eager_bound = nfa.ratio * h if last == "eager" else nfa.ratio / h
         chain_bound = {"chain": nfa.chain_ratio * h, "tree": nfa.chain_ratio / h}.get(last, nfa.chain_ratio)
         if most <= eager_bound * least:
-            return "eager", (), ratio
+            return self._keyed(by_bit, span) or ("eager", (), ratio)
         if most <= chain_bound * least:
             return "chain", nfa.pattern.rarest_first(by_bit), ratio
         return "tree", (), ratio
+
+    def _keyed(self, by_bit: dict[int, int], span: int) -> tuple[str, tuple[str, ...], float | None] | None:
+        """The chain the joins prefer, where eager's partial matches, estimated from the
+        rates and the joins' distinct keys, outnumber its by more than ``KEYED``, and by
+        ``KEYED_GAIN`` times more than without the joins (a chain from the rarest holds
+        fewer at any ratio: that is the rates' business); else None. The ratio reported is
+        that of the two estimates."""
+        keys = self.nfa.keys
+        distinct = self._distinct_keys() if keys is not None else None
+        if keys is None or distinct is None:
+            return None
+        per_window = self.window.ns / max(span, self.window.ns)
+        rates = {
+            v.name: by_bit[v.bit] * per_window for v in self.nfa.pattern.variables if v.name in keys.names
+        }
+        order, chained = keys.chain(rates, distinct)
+        ratio = keys.eager(rates, distinct) / max(chained, 1e-9)
+        ones = dict.fromkeys(keys.joins, 1)  # the same without the joins: what the rates see
+        if ratio <= KEYED or ratio <= KEYED_GAIN * keys.eager(rates, ones) / max(
+            keys.chain(rates, ones)[1], 1e-9
+        ):
+            return None
+        self.keyed += 1
+        negated = tuple(v.name for v in self.nfa.pattern.variables if v.name not in keys.names)
+        return "chain", order + negated, round(ratio, 3)
 
     def _end(self, part: _Segment) -> Iterator[Match]:
         try:
