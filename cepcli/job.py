@@ -228,6 +228,7 @@ class Job:
             else:
                 self._warn_unseen()
         finally:
+            self.notes.flush()  # the warnings said once for the run's largest case
             self.notes.bad_rows(stats.bad_rows, stats.first_bad_row)  # also when stopped early
             stats.matches = written  # what was handed on, also when stopped early
             stats.seconds = time.perf_counter() - self.started

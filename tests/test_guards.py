@@ -74,3 +74,22 @@ def test_matches_before_the_bound_are_written_and_the_api_raises(tmp_path: Path)
             got.append(match)
     assert len(got) == 1  # [A, B, C] was decided before the B's piled up
     assert len(list(cepcli.find(query, data, engine="tree", max_instances=10_000))) == 1
+
+
+def test_many_windows_of_many_candidates_warn_once_with_the_largest(tmp_path: Path) -> None:
+    """Windows of 11 to 14 candidates, each past --max-subsets: one warning, at the end,
+    naming the largest set (a run used to print one per set size, 32-72 lines)."""
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text("PATTERN SEQ(A a, B+ b[], C c) WITHIN 20\n")
+    rows, t = ["ts,type"], 0
+    for n in (11, 14, 12, 13):
+        rows += [f"{t},A"] + [f"{t + 1 + i},B" for i in range(n)] + [f"{t + 1 + n},C"]
+        t += 100
+    data.write_text("\n".join(rows) + "\n")
+    for engine in ("chain", "tree", "adaptive"):
+        args = ["run", str(query), "-i", str(data), "--format", "csv", "-q", "--engine", engine]
+        result = CliRunner().invoke(cli, [*args, "--max-subsets", "1000"])
+        assert result.exit_code == 0, result.output
+        (line,) = [w for w in result.stderr.splitlines() if w.startswith("warning:")]
+        assert "up to 14 candidates in one window: up to 16,383 subsets" in line, (engine, line)
+        assert len(result.stdout.splitlines()) == 1 + sum(2**n - 1 for n in (11, 14, 12, 13))

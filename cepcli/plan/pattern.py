@@ -149,6 +149,20 @@ class Pattern:
         return frozenset(out)
 
 
+def first_only(expr: a.Expr, var: str) -> bool:
+    """Whether ``expr`` reads Kleene variable ``var`` only by its first element (``b[1]``):
+    no ``b[last]``, no element-wise ``b[i]`` and no aggregate over it."""
+    seen = False
+    for node in a.iter_expr(expr):
+        if isinstance(node, a.Agg) and node.var == var:
+            return False
+        if isinstance(node, a.Attr) and node.var == var:
+            if node.index is not a.Index.FIRST:
+                return False
+            seen = True
+    return seen
+
+
 def _attrs(expr: a.Expr) -> set[str]:
     out: set[str] = set()
     for node in a.iter_expr(expr):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from cepcli.clock import Window
 from cepcli.events import FAR_PAST, Event, Schema
-from cepcli.plan.pattern import Branch, Condition, Pattern
+from cepcli.plan.pattern import Branch, Condition, Pattern, first_only
 from cepcli.plan.python import CompiledCondition, compile_condition
 from cepcli.runtime.buffer import EventBuffer
 from cepcli.runtime.matches import Deduplicator, Match
@@ -143,6 +143,21 @@ def holds_for_each(
     return True
 
 
+FirstElement = tuple[tuple[CompiledCondition, int, tuple[int, ...]], ...]  # ``first_element``
+
+
+def first_holds(first: FirstElement, m: Sequence[object], stats: Stats) -> bool:
+    """Whether a Kleene subset of one element so far (in ``m``) passes the conditions on
+    its first element whose other variables are bound (the others wait for acceptance)."""
+    for fn, _, others in first:
+        if any(m[k] is None for k in others):
+            continue
+        stats.predicate_evaluations += 1
+        if not fn(m):
+            return False
+    return True
+
+
 def negation_checks(
     branch: Branch,
     names: Sequence[str],
@@ -190,6 +205,21 @@ class CompiledBranch:
         ]
         self.equiv = tuple(schema.index(attr) for attr in branch.equiv)
         self.names = tuple(sorted((v.name, self.slots[v.name]) for v in branch.positives))
+
+    def first_element(self, var: str) -> FirstElement:
+        """The conditions on Kleene variable ``var`` that read only its first element
+        (``b[1].x``), with the slot of ``var`` and those of the other variables they read:
+        a subset whose first element fails one is no match, whatever follows, so the
+        subsets are cut there (``Iteration.element``) once those variables are bound. They
+        are still checked on acceptance."""
+        out = []
+        for cond, fn in zip(self.branch.conditions, self.conditions, strict=True):
+            if fn is None or cond.negated is not None or cond.whole != {var} or cond.iterates is not None:
+                continue
+            if first_only(cond.expr, var):
+                others = tuple(sorted(self.slots[v] for v in cond.variables if v != var))
+                out.append((fn, self.slots[var], others))
+        return tuple(out)
 
     def bound(self, indexes: Sequence[int]) -> tuple[tuple[CompiledCondition, Condition], ...]:
         """Compiled conditions with their classification, for the given indexes."""

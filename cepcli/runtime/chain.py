@@ -85,6 +85,7 @@ class _State:
             runtime.window,
             runtime.stats,
             runtime.options,
+            runtime.first_element(spec.var) if self.kleene else (),
         )
 
 

@@ -16,7 +16,7 @@ from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
 from cepcli.clock import Window
 from cepcli.events import Event, Schema
 from cepcli.plan.keys import same_key
-from cepcli.runtime.acceptance import Acceptance, CompiledBranch, holds_for_each
+from cepcli.runtime.acceptance import Acceptance, CompiledBranch, first_holds, holds_for_each
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions, Instances
@@ -55,6 +55,8 @@ class _BranchRuntime(CompiledBranch):
         self.by_mask: dict[int, list[tuple[int, tuple[TakeEdge, ...]]]] = {}
         self.negations = self.negations_of([v.name for v in branch.negated], window, stats)
         self.at_accept = self.bound(nfa.at_accept)
+        # by a Kleene variable's slot: the conditions that cut its subsets at their first element
+        self.firsts = {self.slots[v.name]: self.first_element(v.name) for v in branch.positives if v.kleene}
 
     def routes(self, mask: int) -> list[tuple[int, tuple[TakeEdge, ...]]]:
         """For an event mask: the states with take edges it can trigger, and those edges."""
@@ -131,6 +133,8 @@ class EagerRuntime:
         if edge.kleene:
             elements: tuple[Event, ...] = (m[edge.slot] or ()) + (event,)  # type: ignore[operator]
             m[edge.slot] = elements
+            if len(elements) == 1 and not first_holds(runtime.firsts[edge.slot], m, self.stats):
+                return None
         else:
             m[edge.slot] = event
         if not self._edge_conditions(runtime, edge, m, event):

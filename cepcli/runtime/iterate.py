@@ -18,6 +18,7 @@ from cepcli.events import Event
 from cepcli.plan.keys import present, same_key
 from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
+from cepcli.runtime.acceptance import FirstElement, first_holds
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 
@@ -27,7 +28,7 @@ Subset = tuple[Event, ...]
 class Iteration:
     """How one Kleene variable grows its subsets."""
 
-    __slots__ = ("lo", "hi", "each_new", "equiv", "group", "window", "stats", "options")
+    __slots__ = ("lo", "hi", "each_new", "first", "equiv", "group", "window", "stats", "options")
 
     def __init__(
         self,
@@ -39,9 +40,11 @@ class Iteration:
         window: Window,
         stats: Stats,
         options: EvalOptions,
+        first: FirstElement = (),
     ) -> None:
         self.lo, self.hi = lo, hi
         self.each_new = tuple(each_new)
+        self.first = first  # ``CompiledBranch.first_element``: they cut at the first element
         self.equiv = equiv
         self.group = group
         self.window = window
@@ -90,18 +93,21 @@ class Iteration:
         return [groups.get(key, [])]
 
     def _check_size(self, n: int) -> None:
-        """Warn once when one candidate set allows more subsets than ``max_subsets``
-        (they are generated one at a time, but each can be a match to write)."""
+        """Warn when one candidate set allows more subsets than ``max_subsets`` (they are
+        generated one at a time, but each can be a match to write): once, at the end of the
+        run, with the largest such set (``Notes.largest``)."""
         limit = self.options.max_subsets
         if n < 20 and (1 << n) <= limit:
             return
         top = n if self.hi is None else min(self.hi, n)
         count = sum(comb(n, k) for k in range(max(self.lo, 1), top + 1))
         if count > limit:
-            self.options.notes.warn(
-                f"a Kleene variable has {n} candidates in one window: up to {count:,} subsets"
+            self.options.notes.largest(
+                "max-subsets",
+                count,
+                f"a Kleene variable had up to {n} candidates in one window: up to {count:,} subsets"
                 f" (more than --max-subsets {limit:,}); they are generated one at a"
-                " time, but consider a shorter window, tighter conditions or bounds {l,m}"
+                " time, but consider a shorter window, tighter conditions or bounds {l,m}",
             )
 
     def _grow(
@@ -149,7 +155,10 @@ class Iteration:
                 return
 
     def element(self, m: list[object], current: Subset, event: Event) -> bool:
-        """Can ``event`` follow ``current`` in the subset?"""
+        """Can ``event`` follow ``current`` in the subset? As the first element, it must
+        also pass the conditions on the first element whose other variables are bound."""
+        if not current and self.first and not self._first_holds(m, event):
+            return False
         if self.equiv:
             if not same_key(self.equiv, m, event):
                 return False
@@ -162,3 +171,8 @@ class Iteration:
             if not fn(m, event, current[-1] if current else None, current):
                 return False
         return True
+
+    def _first_holds(self, m: list[object], event: Event) -> bool:
+        first = list(m)
+        first[self.first[0][1]] = (event,)
+        return first_holds(self.first, first, self.stats)

@@ -79,6 +79,7 @@ class _Edge:
             tree.window,
             tree.stats,
             tree.options,
+            tree.first_element(spec.var) if self.kleene else (),
         )
 
 

@@ -703,8 +703,11 @@ def _merge(stats: Stats, parts: list[dict[str, Any]], notes: Notes) -> None:
         raise LimitError(limits[0])
     for part in parts:
         add_part(stats, part)
-        for message in part.get("warnings", ()):  # a shard's (a Kleene set too large)
+        for message in part.get("warnings", ()):
             notes.warn(message)
+        for key, (size, message) in part.get("largest", {}).items():  # a Kleene set too large
+            notes.largest(key, size, message)
+    notes.flush()
     _merge_adaptive(stats, parts)
     stats.extra["spark_shards"] = [
         {

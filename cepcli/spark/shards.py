@@ -65,9 +65,8 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
     )
     table = table.sort_by([(TS, "ascending"), (ROW, "ascending")])
     stats = Stats(engine=job.engine)
-    limits = EvalOptions(
-        max_subsets=job.max_subsets, max_instances=job.max_instances, notes=Notes(stats.warnings)
-    )
+    notes = Notes(stats.warnings)
+    limits = EvalOptions(max_subsets=job.max_subsets, max_instances=job.max_instances, notes=notes)
     owned = 0
     limit = None
     names = variables(pattern)
@@ -98,6 +97,7 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
             "rows_in_shard": table.num_rows,
             "matches": owned,
             "limit": limit,
+            "largest": notes.held,  # the driver says the largest of all shards' once
         }
     )
     yield {"kind": "stats", "text": json.dumps(summary, default=str)}
