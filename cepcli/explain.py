@@ -210,10 +210,26 @@ def branch_text(pattern: Pattern, branch: Branch) -> str:
     structure = _prune(pattern.query.structure, names)
     assert structure is not None
     text = f"PATTERN {print_structure(structure)}"
-    conjuncts = [print_expr(c.text) for c in branch.conditions] + [f"[{x}]" for x in branch.equiv]
+    made = {v.name: v for v in branch.negated if v.made_by}  # a selection strategy's negations
+    conjuncts = [print_expr(c.text) for c in branch.conditions if not c.variables & made.keys()]
+    conjuncts += [f"[{x}]" for x in branch.equiv]
     if conjuncts:
         text += f" WHERE {' AND '.join(conjuncts)}"
-    return text + f" WITHIN {print_duration(pattern.query.window)}"
+    text += f" WITHIN {print_duration(pattern.query.window)}"
+    for n in made.values():
+        last = max(branch.before(n.name), key=lambda x: len(branch.before(x)))
+        first = min(branch.after(n.name), key=lambda x: len(branch.before(x)))
+        what = (
+            f"no {n.type} event"
+            if not n.any_type
+            else "no row"
+            if n.keyed is False
+            else "no row of the same key"
+        )
+        mine = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
+        text += f"; {n.made_by}: {what} between {last} and {first}"
+        text += f" that could be {first} ({n.name}: {' AND '.join(mine)})" if mine else ""
+    return text
 
 
 def _prune(node: a.Structure, names: set[str]) -> a.Structure | None:

@@ -134,6 +134,18 @@ SMALL_X = csv("""
 """)
 
 
+STRATEGIES = csv("""
+    ts,type,x,k
+    0,A,1,p
+    1,B,5,q
+    2,C,0,p
+    3,B,7,p
+    4,B,2,q
+    5,A,3,q
+    6,B,9,p
+    7,C,4,q
+""")
+
 CASES: list[Case] = [
     # --- plain SEQ and the window ---------------------------------------------------
     Case("seq_paper_a1a2b1b2c", "PATTERN SEQ(A a, B b, C c) WITHIN 10", PAPER, [
@@ -673,6 +685,37 @@ CASES: list[Case] = [
          SMALL_X, [{"a": 0, "b": 2}]),
     Case("where_strategy_only", "PATTERN SEQ(A a, B b) WHERE skip_till_any_match WITHIN 10",
          SMALL_X, [{"a": 0, "b": 1}, {"a": 0, "b": 2}]),
+    # --- selection strategies (section 7): rows 0 A1p 1 B5q 2 C0p 3 B7p 4 B2q 5 A3q 6 B9p 7 C4q
+    Case("next_match_the_next_b_that_qualifies",
+         "PATTERN SEQ(A a, B b) WHERE skip_till_next_match { a.x < b.x } WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1}, {"a": 5, "b": 6}]),
+    # b.x > 6 alone decides: row 3 (7) is a's next b; a0-b6 skips row 3, which qualified
+    Case("next_match_a_condition_of_b_alone",
+         "PATTERN SEQ(A a, B b) WHERE skip_till_next_match { b.x > 6 } WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 3}, {"a": 5, "b": 6}]),
+    Case("next_match_every_pair", "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 5, "b": 6, "c": 7}]),
+    # only a and b listed: c is any later C
+    Case("next_match_listed_variables", "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match(a, b) WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 0, "b": 1, "c": 7}, {"a": 5, "b": 6, "c": 7}]),
+    # a condition that reads c is not one a's next b must pass: a0's next b is row 1
+    Case("next_match_ignores_later_variables",
+         "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { b.x > c.x } WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 5, "b": 6, "c": 7}]),
+    Case("strict_contiguity_consecutive_rows", "PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1}, {"a": 5, "b": 6}]),
+    Case("strict_contiguity_three", "PATTERN SEQ(B b, C c) WHERE strict_contiguity { b.x > c.x } WITHIN 10",
+         STRATEGIES, [{"b": 1, "c": 2}, {"b": 6, "c": 7}]),
+    # [attr] does not soften strict contiguity: c2-b6 have k = p, rows 3-5 between
+    Case("strict_contiguity_with_a_partition", "PATTERN SEQ(C c, B b) WHERE strict_contiguity { [k] } WITHIN 10",
+         STRATEGIES, [{"c": 2, "b": 3}]),
+    # c2-b6 (p): row 3 (p) between; b1-b4 (q) and b3-b6 (p): only rows of the other key between
+    Case("partition_contiguity_same_key_rows_only",
+         "PATTERN SEQ(C c, B b) WHERE partition_contiguity { [k] } WITHIN 10",
+         STRATEGIES, [{"c": 2, "b": 3}]),
+    Case("partition_contiguity_other_keys_between",
+         "PATTERN SEQ(B x, B y) WHERE partition_contiguity { [k] } WITHIN 10",
+         STRATEGIES, [{"x": 1, "y": 4}, {"x": 3, "y": 6}]),
     Case("lower_case_keywords_and_comments",
          "pattern seq(A a, B b) -- a comment\nwhere a.x < b.x # another\nwithin 10 seconds",
          SMALL_X, [{"a": 0, "b": 2}]),

@@ -20,6 +20,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -29,6 +30,7 @@ from typing import Any
 from cepcli.engines import compile_pattern
 from cepcli.plan.pattern import Branch, Variable
 from cepcli.query import ast as a
+from cepcli.query.parser import parse_query
 
 Row = dict[str, Any]  # column values, plus "_row" and "_ts"
 MatchKey = frozenset[tuple[str, tuple[int, ...]]]
@@ -135,12 +137,59 @@ def oracle(
 ) -> set[MatchKey]:
     """All matches of the query over the CSV, as sets of (variable, rows)."""
     unit = UNITS[time_unit]
-    _, pattern = compile_pattern(query_text, time_unit=unit)
+    query = parse_query(query_text)
+    # section 3's matches first (the strategy left out of the pattern: it would add its
+    # negations), then the strategy's rule, read here as section 7 writes it
+    _, pattern = compile_pattern(
+        query_text, time_unit=unit, parsed=replace(query, strategy="skip_till_any_match", strategy_vars=())
+    )
     rows = read_rows(csv_text, type_col, time_col, time_unit)
     found: set[MatchKey] = set()
     for branch in pattern.branches:
-        found |= _branch_matches(branch, rows, pattern.window, type_col, time_col, unit)
+        for key in _branch_matches(branch, rows, pattern.window, type_col, time_col, unit):
+            if _strategy_holds(query, branch, key, rows, type_col, time_col, unit):
+                found.add(key)
     return found
+
+
+def _strategy_holds(
+    query: a.Query, branch: Branch, key: MatchKey, rows: list[Row], type_col: str, time_col: str, unit: int
+) -> bool:
+    """Section 7: for consecutive positive variables u, v of the SEQ (both listed, or all),
+    no row strictly between their events (stream order) that is
+    * skip_till_next_match: of v's type, and satisfies every conjunct that mentions v and
+      only variables at or before u ([attr] too: equal to u's value);
+    * strict_contiguity: any row;
+    * partition_contiguity: a row with u's [attr] value(s)."""
+    if query.strategy == "skip_till_any_match":
+        return True
+    by_row = {r["_row"]: r for r in rows}
+    m = {name: tuple(by_row[r] for r in rs) for name, rs in key}
+    seq = sorted(branch.positives, key=lambda v: sum(1 for x, y in branch.order if y == v.name))
+    listed = set(query.strategy_vars) or {v.name for v in seq}
+    for i in range(len(seq) - 1):
+        u, v = seq[i], seq[i + 1]
+        if u.name not in listed or v.name not in listed:
+            continue
+        e_u, e_v = m[u.name][-1], m[v.name][0]
+        between = [r for r in rows if _key(e_u) < _key(r) < _key(e_v)]
+        if query.strategy == "strict_contiguity" and between:
+            return False
+        if query.strategy == "partition_contiguity" and any(_same([e_u, r], branch.equiv) for r in between):
+            return False
+        if query.strategy == "skip_till_next_match":
+            earlier = {x.name for x in seq[: i + 1]} | {v.name}
+            own = [c for c in a.conjuncts(query.where) if not isinstance(c, a.Equiv)]
+            mine = [c for c in own if v.name in a.variables_of(c) and a.variables_of(c) <= earlier]
+            for r in between:
+                if r[type_col] != v.type:
+                    continue
+                env = _Env({**m, v.name: (r,)}, time_col, unit)
+                if all(_eval(c, env) is True for c in mine) and (
+                    not branch.equiv or _same([e_u, r], branch.equiv)
+                ):
+                    return False
+    return True
 
 
 def _branch_matches(

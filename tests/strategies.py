@@ -249,6 +249,10 @@ def trees(draw: st.DrawFn, focus: str | None = None) -> Tree:
         w = _Weights(neg=5)
     pools = ["A", "AB"] if focus == "shared" else [TYPES, TYPES, TYPES, "ABC", "AB", "A"]
     w = replace(w, types=draw(st.sampled_from(pools)))
+    if focus == "strategy":  # a SEQ of events and negations (section 7: what a strategy takes)
+        w = replace(w, kleene=0)
+        items = [draw(_leaf(w, allow_neg=True)) for _ in range(draw(st.integers(2, 4)))]
+        return _repair(_name(Node("SEQ", tuple(items)), [0]))
     single = 4 if focus == "kleene" else 10  # one in so many is a single element
     if draw(st.integers(0, single - 1)) == 0:  # (shrinks to it)
         tree: Tree = draw(_leaf(w, allow_neg=False))
@@ -370,11 +374,15 @@ class Pattern:
     where: tuple[str, ...]
     window: str
     braced: bool = False
+    strategy: str = ""  # a selection strategy, with its variables: ``strict_contiguity(a, b)``
 
     @property
     def text(self) -> str:
         lines = [f"PATTERN {structure_text(self.tree)}"]
-        if self.where:
+        if self.strategy:
+            lines.append(f"WHERE {self.strategy} {{ {' AND '.join(self.where)} }}" if self.where
+                         else f"WHERE {self.strategy}")
+        elif self.where:
             cond = " AND ".join(self.where)
             lines.append(f"WHERE skip_till_any_match {{ {cond} }}" if self.braced else f"WHERE {cond}")
         lines.append(f"WITHIN {self.window}")
@@ -421,7 +429,19 @@ def patterns(draw: st.DrawFn, constants: bool = False, focus: str | None = None,
         where.append(draw(st.sampled_from(CONSTANTS)))
     forms = [time_form] if time_form else list(TIME_FORMS)
     window = draw(st.sampled_from([w for f in forms for w in WINDOWS[f]]))
-    return Pattern(tree, tuple(where), window, braced=bool(where) and draw(st.integers(0, 4)) == 0)
+    strategy = ""
+    if focus == "strategy":
+        strategy = draw(st.sampled_from(["skip_till_next_match", "strict_contiguity", "partition_contiguity",
+                                         "skip_till_next_match"]))
+        if strategy == "partition_contiguity":
+            key = draw(st.sampled_from(["[g]", "[x]"]))
+            where = [c for c in where if not c.startswith("[")] + [key]
+        positives = [v.var for v in leaves(tree) if v.kind == "prim"]
+        listed = draw(st.lists(st.sampled_from(positives), unique=True, max_size=len(positives)))
+        if len(listed) >= 2:
+            strategy += f"({', '.join(sorted(listed))})"
+    return Pattern(tree, tuple(where), window, braced=bool(where) and draw(st.integers(0, 4)) == 0,
+                   strategy=strategy)
 
 
 def queries() -> st.SearchStrategy[str]:

@@ -151,6 +151,15 @@ def test_engines_equal_oracle_with_constant_conjunct(example: Example) -> None:
 
 
 @_settings(150)
+@given(example=examples(focus="strategy", time_forms=TIME_FORMS))
+def test_selection_strategies(example: Example) -> None:
+    """SEQs of events and negations under skip_till_next_match, strict_contiguity and
+    partition_contiguity (all variables or some listed), with the WHERE conjuncts of the
+    other properties (section 7)."""
+    _check_engines(example)
+
+
+@_settings(150)
 @given(example=examples(focus="kleene", time_forms=TIME_FORMS))
 def test_kleene_conditions_with_missing_values(example: Example) -> None:
     """Every query has a Kleene element and a condition on it (group-by pairs on x

@@ -165,7 +165,7 @@ def first_chance_dependencies(branch: Branch) -> dict[str, frozenset[str]]:
         deps = set(maximal(branch, before)) | set(minimal(branch, after))
         for cond in branch.conditions_on(n.name):
             deps |= cond.variables - {n.name}
-        deps |= {v.name for v in branch.positives if v.type == n.type}
+        deps |= {v.name for v in branch.positives if v.of_type(n)}
         if not deps & kleene:
             out[n.name] = frozenset(deps)
     return out

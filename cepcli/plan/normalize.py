@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import product
 
 from cepcli.errors import QueryError
+from cepcli.plan import strategy
 from cepcli.plan.nnf import to_nnf
 from cepcli.plan.pattern import Branch, Condition, Join, Pattern, Role, Variable
 from cepcli.query import ast as a
@@ -36,6 +37,8 @@ def normalize(query: a.Query, max_branches: int = MAX_BRANCHES, time_unit: int =
         bound = {v.name for v in names}
         kept = tuple(c for c in conditions if c.variables <= bound and not _is_equiv(c))
         branches.append(Branch(names, order, kept, equiv))
+    branches = strategy.lower(query, branches, variables, _classify)  # its negations join the variables
+    conditions += [c for b in branches for c in b.conditions if c not in conditions]
     for cond in conditions:
         if not any(cond.variables <= {v.name for v in b.variables} for b in branches):
             raise QueryError(

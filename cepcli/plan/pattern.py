@@ -26,10 +26,27 @@ class Variable:
     lo: int = 1
     hi: int | None = 1
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    # a negated variable a selection strategy made (``plan.strategy``): the strategy's name
+    made_by: str = ""
 
     @property
     def kleene(self) -> bool:
         return self.role is Role.KLEENE
+
+    @property
+    def any_type(self) -> bool:
+        """Every row is an event of this variable (a contiguity's "no row between")."""
+        return self.made_by in ("strict_contiguity", "partition_contiguity")
+
+    @property
+    def keyed(self) -> bool:
+        """Whether ``[attr]`` applies to its events: to every variable but the negation of
+        strict contiguity (no row at all between, whatever its key)."""
+        return self.made_by != "strict_contiguity"
+
+    def of_type(self, other: Variable) -> bool:
+        """Can one event be of both variables' types?"""
+        return self.any_type or other.any_type or self.type == other.type
 
     @property
     def negated(self) -> bool:

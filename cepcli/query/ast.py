@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
 from cepcli.errors import NO_SPAN, Span
@@ -279,6 +279,10 @@ class Query:
     source: str | None = None  # FROM 'path', as written
     span: Span = _span()
     options: tuple[InputOption, ...] = ()  # FROM ... WITH (name = value, ...)
+    strategy_vars: tuple[
+        str, ...
+    ] = ()  # WHERE strategy(v1, v2, ...): the variables it applies to (all: empty)
+    strategy_span: Span = _span()  # where the strategy is written (its errors)
 
 
 def iter_structure(node: Structure) -> list[Prim | Kleene | Neg]:
@@ -317,3 +321,20 @@ def conjuncts(expr: Expr | None) -> tuple[Expr, ...]:
 def variables_of(expr: Expr) -> frozenset[str]:
     """The variables a condition mentions (``[attr]`` mentions none by itself)."""
     return frozenset(node.var for node in iter_expr(expr) if isinstance(node, Attr | Agg))
+
+
+def renamed(expr: Expr, names: dict[str, str]) -> Expr:
+    """``expr`` with the variables in ``names`` renamed (spans kept)."""
+    changes: dict[str, object] = {}
+    for f in fields(expr):
+        value = getattr(expr, f.name)
+        if f.name == "var" and value in names:
+            changes["var"] = names[value]
+        elif isinstance(value, _EXPRS):
+            changes[f.name] = renamed(value, names)
+        elif isinstance(value, tuple) and value and isinstance(value[0], _EXPRS):
+            changes[f.name] = tuple(renamed(item, names) for item in value)
+    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
+
+
+_EXPRS = (Num, Str, Bool, Attr, Agg, Abs, Minus, Arith, Compare, BoolOp, Not, Equiv)

@@ -25,7 +25,7 @@ from lark.exceptions import (
 from lark.tree import Meta
 
 from cepcli.cache import cache_home
-from cepcli.errors import QueryError, Span
+from cepcli.errors import NO_SPAN, QueryError, Span
 from cepcli.query import ast as a
 from cepcli.query.limits import check_conditions
 from cepcli.query.options import INPUT_OPTIONS
@@ -276,15 +276,15 @@ class _ToAst(Transformer[Token, Any]):
 
     def start(self, meta: Meta, *parts: Any) -> a.Query:
         source, options = None, ()
-        where: tuple[str, a.Expr | None] = ("skip_till_any_match", None)
+        where: tuple[str, a.Expr | None, tuple[str, ...], Span] = ("skip_till_any_match", None, (), NO_SPAN)
         structure: a.Structure | None = None
         window: a.Duration | None = None
         for part in parts:
             match part:
                 case ("from", str(path), tuple(given)):
                     source, options = path, given
-                case ("where", strategy, cond):
-                    where = (strategy, cond)
+                case ("where", strategy, cond, names, at):
+                    where = (strategy, cond, names, at)
                 case a.Duration():
                     window = part
                 case _:
@@ -298,6 +298,8 @@ class _ToAst(Transformer[Token, Any]):
             source,
             _span(meta),
             options,
+            where[2],
+            where[3],
         )
 
     def from_clause(
@@ -374,30 +376,33 @@ class _ToAst(Transformer[Token, Any]):
                 raise QueryError("double negation: NOT of a NOT", item.span)
         raise QueryError("NOT applies to a single event 'Type var', not to a whole pattern", _span(meta))
 
-    def where_braced(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+    def where_braced(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
         return self._where(parts)
 
-    def where_plain(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+    def where_plain(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
         return self._where(parts)
 
-    def where_strategy_only(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None]:
+    def where_strategy_only(
+        self, meta: Meta, *parts: Any
+    ) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
         return self._where(parts)
 
-    def _where(self, parts: tuple[Any, ...]) -> tuple[str, str, a.Expr | None]:
-        strategy = "skip_till_any_match"
+    def _where(self, parts: tuple[Any, ...]) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
+        """The strategy (the default: skip_till_any_match), its variables (all: none
+        named), the condition, and where the strategy is written."""
+        strategy, names, at = "skip_till_any_match", (), NO_SPAN
         cond = None
         for part in parts:
             if isinstance(part, Token) and part.type == "STRATEGY":
-                strategy = str(part).lower()
-                if strategy != "skip_till_any_match":
-                    raise QueryError(
-                        f"selection strategy {strategy} is not supported"
-                        " (cepcli implements skip_till_any_match)",
-                        _tok_span(part),
-                    )
+                strategy, at = str(part).lower(), _tok_span(part)
+            elif isinstance(part, tuple):
+                names = part
             else:
                 cond = part
-        return ("where", strategy, cond)
+        return ("where", strategy, cond, names, at)
+
+    def strategy_vars(self, meta: Meta, *names: Token) -> tuple[str, ...]:
+        return tuple(str(n) for n in names)
 
     def window_sign(self, meta: Meta) -> Span:
         return _span(meta)  # where the '-' is, whatever blanks or comments precede it

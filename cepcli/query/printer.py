@@ -12,8 +12,17 @@ def print_query(query: a.Query) -> str:
     if query.source is not None:
         lines.append(f"FROM {_quote(query.source)}{_with(query.options)}")
     lines.append(f"PATTERN {print_structure(query.structure)}")
+    strategy = query.strategy if query.strategy != "skip_till_any_match" or query.strategy_vars else ""
+    if strategy and query.strategy_vars:
+        strategy += f"({', '.join(query.strategy_vars)})"
     if query.where is not None:
-        lines.append(f"WHERE {print_expr(query.where)}")
+        lines.append(
+            f"WHERE {strategy} {{ {print_expr(query.where)} }}"
+            if strategy
+            else f"WHERE {print_expr(query.where)}"
+        )
+    elif strategy:
+        lines.append(f"WHERE {strategy}")
     lines.append(f"WITHIN {print_duration(query.window)}")
     return "\n".join(lines) + "\n"
 

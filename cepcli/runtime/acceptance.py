@@ -184,7 +184,7 @@ def negation_checks(
                 tuple(slots[x] for x in sorted(branch.before(name))),
                 tuple(slots[x] for x in sorted(branch.after(name))),
                 mine,
-                equiv,
+                equiv if v.keyed else (),
                 window,
                 stats,
             )

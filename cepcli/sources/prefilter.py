@@ -26,7 +26,7 @@ from cepcli.query import ast as a
 @dataclass(frozen=True, slots=True)
 class VariableFilter:
     bit: int
-    type: str
+    type: str | None  # None: every row's (``Variable.any_type``)
     conditions: tuple[a.Expr, ...]
     compiled: tuple[CompiledCondition, ...]  # the same conditions, for the unsure rows
 
@@ -65,11 +65,11 @@ class Prefilter:
         for v in pattern.variables:
             conditions = tuple(c.expr for c in pattern.filters_of(v.name))
             compiled = tuple(compile_condition(c, {v.name: 0}, schema) for c in conditions)
-            filters.append(VariableFilter(v.bit, v.type, conditions, compiled))
+            filters.append(VariableFilter(v.bit, None if v.any_type else v.type, conditions, compiled))
         columns = frozenset(
             n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
-        names = list(dict.fromkeys(f.type for f in filters))
+        names = list(dict.fromkeys(f.type for f in filters if f.type is not None))
         return cls(
             tuple(filters),
             columns,
@@ -111,7 +111,7 @@ class Prefilter:
         codes = self._codes(types)
         self._see(types, codes)
         for f in self.variables:
-            hit = codes == self.type_codes[f.type]
+            hit = np.ones(len(codes), dtype=bool) if f.type is None else codes == self.type_codes[f.type]
             for cond, compiled in zip(f.conditions, f.compiled, strict=True):
                 if not hit.any():
                     break
