@@ -696,7 +696,8 @@ CASES: list[Case] = [
     Case("next_match_every_pair", "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match WITHIN 10",
          STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 5, "b": 6, "c": 7}]),
     # only a and b listed: c is any later C
-    Case("next_match_listed_variables", "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match(a, b) WITHIN 10",
+    Case("next_match_listed_variables",
+         "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match(a, b) WITHIN 10",
          STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 0, "b": 1, "c": 7}, {"a": 5, "b": 6, "c": 7}]),
     # a condition that reads c is not one a's next b must pass: a0's next b is row 1
     Case("next_match_ignores_later_variables",
@@ -707,7 +708,8 @@ CASES: list[Case] = [
     Case("strict_contiguity_three", "PATTERN SEQ(B b, C c) WHERE strict_contiguity { b.x > c.x } WITHIN 10",
          STRATEGIES, [{"b": 1, "c": 2}, {"b": 6, "c": 7}]),
     # [attr] does not soften strict contiguity: c2-b6 have k = p, rows 3-5 between
-    Case("strict_contiguity_with_a_partition", "PATTERN SEQ(C c, B b) WHERE strict_contiguity { [k] } WITHIN 10",
+    Case("strict_contiguity_with_a_partition",
+         "PATTERN SEQ(C c, B b) WHERE strict_contiguity { [k] } WITHIN 10",
          STRATEGIES, [{"c": 2, "b": 3}]),
     # c2-b6 (p): row 3 (p) between; b1-b4 (q) and b3-b6 (p): only rows of the other key between
     Case("partition_contiguity_same_key_rows_only",
