@@ -92,6 +92,7 @@ def find(
     header: bool | None = None,
     columns: tuple[str, ...] | list[str] | None = None,
     sort: bool | None = None,
+    max_delay: str | None = None,
     on_bad_row: str | None = None,
     max_matches: int | None = None,
     max_instances: int | None = None,
@@ -116,6 +117,7 @@ def find(
         "header": header,
         "columns": columns,
         "sort": sort,
+        "max_delay": max_delay,
         "chunk_rows": chunk_rows,
         "on_bad_row": on_bad_row,
         "max_row_bytes": max_row_bytes,
@@ -182,6 +184,7 @@ _KEYWORDS = {
     "order": "order=",
     "engine": "engine=",
     "sort": "sort=True",
+    "max-delay": "max_delay=",
     "no-header": "header=False",
     "schema": "schema=",
 }
@@ -191,6 +194,7 @@ _VALUES = {  # what a flag's value looks like (else the word after it is the mes
     "on-bad-row": r"fail|skip",
     "engine": r"adaptive|tree|chain|first-chance|post-processing|eager",
     "input-format": r"csv|parquet|jsonl",
+    "max-delay": r"[0-9.]+\s*[a-z]*",
 }
 _FLAG = re.compile(r"--(schema|[a-z][a-z-]*)(?: ((?<=schema )[^\s;)]+|'[^']*'|[^\s,;)]+))?")
 

@@ -85,6 +85,13 @@ def _input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
         click.option("--sort", is_flag=True, help="Sort the input by time (stable) before evaluating."),
         click.option(
+            "--max-delay",
+            default=None,
+            metavar="DURATION",
+            help="Rows may come up to this much later than the latest time read (5min, 30s; a"
+            " bare number in time units): they are evaluated in time order; a later one is a bad row.",
+        ),
+        click.option(
             "--chunk-rows",
             type=click.IntRange(min=1),
             default=CHUNK_ROWS,
@@ -190,6 +197,7 @@ def _input(kw: dict[str, Any]) -> InputOptions:
         header=not kw["no_header"],
         columns=columns,
         sort=kw["sort"],
+        max_delay=kw["max_delay"],
         chunk_rows=kw["chunk_rows"],
         on_bad_row=kw.get("on_bad_row", "fail"),
         max_row_bytes=kw.get("max_row_bytes"),
@@ -213,6 +221,7 @@ _SECTIONS = {
         "no_header",
         "columns",
         "sort",
+        "max_delay",
         "chunk_rows",
         "on_bad_row",
         "max_row_bytes",

@@ -72,7 +72,10 @@ def test_a_bad_row_met_while_iterating_names_the_keyword_argument() -> None:
 def test_a_time_going_back_says_sort_true(tmp_path: Path) -> None:
     data = tmp_path / "back.csv"
     data.write_text("type,ts,y\nA,2,1\nB,1,0\n")
-    with pytest.raises(InputError, match=r"pass sort=True to sort it\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"pass sort=True to sort it, or max_delay='5min' to take rows up to 5 minutes late\)$",
+    ):
         list(cepcli.find(QUERY, str(data)))
 
 

@@ -43,7 +43,8 @@ BAD_ROWS = {
     "time-goes-back": (
         "1,C,9",
         "timestamp '1' is earlier than the previous row's '3'"
-        " (the input must be in time order; pass --sort to sort it)",
+        " (the input must be in time order; pass --sort to sort it, or --max-delay 5min to take"
+        " rows up to 5 minutes late)",
     ),
 }
 

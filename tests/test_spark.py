@@ -423,7 +423,8 @@ def test_native_times_in_parquet(spark: object, tmp_path: Path) -> None:
     local = _local(query, tmp_path / "back.parquet", "tree", time_col="date")
     assert local[1] == (
         f"{tmp_path / 'back.parquet'}: row 7: timestamp '2001-01-01T00:00:00Z' is earlier than the"
-        " previous row's '2001-01-01T00:06:00Z' (the input must be in time order; pass --sort to sort it)"
+        " previous row's '2001-01-01T00:06:00Z' (the input must be in time order; pass --sort to sort it,"
+        " or --max-delay 5min to take rows up to 5 minutes late)"
     )
     assert _spark(query, tmp_path / "back.parquet", "tree", split_bytes=20, time_col="date") == local
 
@@ -465,7 +466,8 @@ def test_decreasing_timestamps_are_an_error_as_locally(spark: object, tmp_path: 
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
         f"cepcli: error: {data}: row 2: timestamp '3' is earlier than the previous row's '5'"
-        " (the input must be in time order; pass --sort to sort it)"
+        " (the input must be in time order; pass --sort to sort it, or --max-delay 5min to take rows"
+        " up to 5 minutes late)"
     ]
     result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), "--spark", "--sort", "-q"])
     assert result.exit_code == 0

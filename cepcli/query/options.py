@@ -23,4 +23,5 @@ INPUT_OPTIONS: dict[str, type | tuple[str, ...]] = {
     "chunk_rows": int,
     "on_bad_row": ON_BAD_ROW,
     "max_row_bytes": int,
+    "max_delay": str,
 }

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from cepcli.clock import TIME_UNITS, UNITS
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Kind
+from cepcli.query import ast as a
 from cepcli.query.options import FORMATS, ON_BAD_ROW
 
 CHUNK_ROWS = 65_536
@@ -43,11 +47,17 @@ class InputOptions:
     schema: tuple[tuple[str, Kind], ...] = ()
     row_col: str | None = None
     split: tuple[int, int, int] | None = None  # (start, stop, first row id): a part of a file
+    max_delay: str | None = None  # rows may come this much later than the latest (``5 min``)
 
     @property
     def unit(self) -> int:
         """Nanoseconds per time unit."""
         return UNITS[self.time_unit or "s"]
+
+    @property
+    def delay(self) -> int | None:
+        """``max_delay`` in nanoseconds (a bare number is in time units)."""
+        return None if self.max_delay is None else duration_ns(self.max_delay, self.unit, "--max-delay")
 
     @property
     def row_limit(self) -> int:
@@ -70,6 +80,12 @@ class InputOptions:
             raise UsageError(f"--input-format is one of {', '.join(FORMATS)}")
         if self.time_format is not None and self.time_unit is not None:
             raise UsageError("--time-format reads text dates; --time-unit reads numbers: give one of them")
+        if self.max_delay is not None:
+            _ = self.delay
+            if self.sort:
+                raise UsageError(
+                    "--sort sorts the whole input; --max-delay reorders rows up to a bound: give one of them"
+                )
 
 
 def from_text(field: str, text: str) -> Any:
@@ -84,6 +100,20 @@ def from_text(field: str, text: str) -> Any:
 
         return parse_schema(text)
     return text
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([A-Za-z]*)\s*")
+
+
+def duration_ns(text: str, unit: int, what: str) -> int:
+    """A length of time written as a window is (``5 min``, ``30s``, ``1.5 h``; a bare number
+    in time units) in nanoseconds, exactly; zero allowed."""
+    found = _DURATION.fullmatch(str(text))
+    name = found.group(2).lower() if found else ""
+    if found is None or (name and name not in a.UNIT_ALIASES):
+        raise UsageError(f"{what}: {text!r} is not a length of time (such as 5 min, 30 s, 1.5 h)")
+    per_unit = a.UNIT_NANOSECONDS[a.UNIT_ALIASES[name]] if name else unit
+    return math.floor(Fraction(found.group(1)) * per_unit)
 
 
 def format_of(path: str, given: str | None) -> str:

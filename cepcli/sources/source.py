@@ -11,6 +11,7 @@ order is checked, the prefilter drops the rows no variable can use, and the rest
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO
@@ -287,6 +288,7 @@ class Source:
         stats: Stats,
         typed: frozenset[str],
         floor: tuple[int, object, int] | None = None,
+        checks: list[_Checks] | None = None,
     ) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
         """Each piece of the input, typed and checked (bad rows, and the time order from
         ``floor``: the latest row before it, as time, text and row), and prefiltered: the rows
@@ -294,6 +296,8 @@ class Source:
         typer = self.typer(typed | prefilter.columns)
         check = _Checks(self.options, self.name, stats, typer)
         check.latest = floor
+        if checks is not None:
+            checks.append(check)  # (``_reordered`` follows its latest time)
         read = self._raw()
         while True:
             started = time.perf_counter()
@@ -323,6 +327,9 @@ class Source:
         time, stably). Columns in ``typed`` hold typed values. An error of the input (a bad
         row under ``fail``, a truncated file) comes after the events of the rows before it:
         with ``--sort``, after those rows, sorted, are handed on."""
+        if self.options.max_delay is not None:
+            yield from self._reordered(prefilter, stats, typed)
+            return
         if not self.options.sort:
             for kept, masks, error in self.kept(prefilter, stats, typed):
                 yield from self._made(kept, masks, stats)
@@ -345,6 +352,29 @@ class Source:
         if failure is not None:
             raise failure
 
+    def _reordered(self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]) -> Iterator[Event]:
+        """``--max-delay``: the events held until no row to come can precede them (the
+        latest time minus the delay has passed them), then handed on in stream order (time,
+        then row: arrival); the rest at the end of the input, or before its error. Memory:
+        the events of the last delay's worth of time."""
+        held: list[tuple[int, int, Event]] = []
+        checks: list[_Checks] = []
+        try:
+            for kept, masks, error in self.kept(prefilter, stats, typed, checks=checks):
+                for event in self._made(kept, masks, stats):
+                    heapq.heappush(held, (event.ts, event.row, event))
+                frontier = checks[0].frontier
+                while held and frontier is not None and held[0][0] < frontier:
+                    yield heapq.heappop(held)[2]
+                if error is not None:
+                    raise error
+        except InputError:
+            while held:
+                yield heapq.heappop(held)[2]
+            raise
+        while held:
+            yield heapq.heappop(held)[2]
+
     def columns(
         self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
     ) -> tuple[Columns, InputError | None]:
@@ -358,7 +388,8 @@ class Source:
         reached: int | None = None
         away: list[int] = []  # the columns no condition reads, read for the matches only
         schema = self.schema()
-        if isinstance(self.reader, Projecting) and not self.options.sort:  # fetched in file order
+        in_order = not self.options.sort and self.options.max_delay is None
+        if isinstance(self.reader, Projecting) and in_order:  # fetched in file order
             used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
             away = [schema.index(c) for c in self.reader.project(used)]
         try:
@@ -377,7 +408,7 @@ class Source:
             error = err
         started = time.perf_counter()
         fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
-        data = _columns_of(parts, schema.columns, self.options.sort, away, fetch)
+        data = _columns_of(parts, schema.columns, not in_order, away, fetch)  # (--max-delay: sorted)
         data.until = reached if error is not None else None
         stats.input_seconds += time.perf_counter() - started
         return data, error
@@ -508,15 +539,20 @@ def _events_at(batch: TypedBatch) -> Callable[..., list[Event]]:
 
 
 class _Checks:
-    """Bad rows (``--on-bad-row``) and the time order, batch after batch."""
+    """Bad rows (``--on-bad-row``) and the time order, batch after batch. Without ``--sort``
+    a row earlier than the latest one kept before it is a bad row; with ``--max-delay D``,
+    only one more than D earlier (docs/semantics.md section 8: the others are reordered)."""
 
     def __init__(self, options: InputOptions, name: str, stats: Stats, typer: Typing) -> None:
         self.skip = options.on_bad_row == "skip"
         self.sort = options.sort
+        self.delay = options.delay
+        self.delay_text = options.max_delay
         self.name = name
         self.stats = stats
         self.typer = typer
-        self.latest: tuple[int, object, int] | None = None  # the latest row kept: time, as read, row
+        # the latest row kept: time, as read, row (with --max-delay, the one of the latest time)
+        self.latest: tuple[int, object, int] | None = None
 
     def batch(
         self, batch: TypedBatch, unreadable: list[tuple[int, str]]
@@ -527,6 +563,8 @@ class _Checks:
         first_bad = int(np.flatnonzero(bad)[0]) if bad.any() else None
         if not self.sort and len(batch.ts):
             late, before = self._late(batch.ts, bad)
+            if self.delay is not None:
+                late = late & (batch.ts < before - self.delay)  # T - t > D
             if late.any():
                 p = int(np.flatnonzero(late)[0])
                 if first_bad is None or p < first_bad:
@@ -550,9 +588,18 @@ class _Checks:
                 self.stats.first_bad_row = first
             kept = batch.take(~bad)
         if len(kept.rows):
-            last = len(kept.rows) - 1
-            self.latest = (int(kept.ts[last]), time_shown(kept.time_text[last]), int(kept.rows[last]))
+            last = len(kept.rows) - 1 if self.delay is None else int(np.argmax(kept.ts))
+            if self.latest is None or int(kept.ts[last]) >= self.latest[0] or self.delay is None:
+                self.latest = (int(kept.ts[last]), time_shown(kept.time_text[last]), int(kept.rows[last]))
         return kept, error
+
+    @property
+    def frontier(self) -> int | None:
+        """With ``--max-delay``: the rows before this time can be evaluated (no row to come
+        may precede them: a later row more than the delay earlier than the latest is bad)."""
+        if self.delay is None or self.latest is None:
+            return None
+        return self.latest[0] - self.delay
 
     def _late(self, ts: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rows earlier than the latest row kept before them, and that latest time."""
@@ -575,7 +622,13 @@ class _Checks:
             assert self.latest is not None
             held = (self.latest[1], self.latest[2])
         whose = "the previous row's" if held[1] == int(batch.rows[p]) - 1 else f"row {held[1]}'s"
+        if self.delay is not None:
+            return (
+                f"timestamp {value!r} comes later than --max-delay {self.delay_text} allows: it is"
+                f" more than that before {whose} {held[0]!r}, the latest time read"
+            )
         return (
             f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
-            " (the input must be in time order; pass --sort to sort it)"
+            " (the input must be in time order; pass --sort to sort it, or --max-delay 5min to take"
+            " rows up to 5 minutes late)"
         )

@@ -96,6 +96,8 @@ def run_spark(
     path = input_path(compiled, inputs.path)
     if path == "-":
         raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")
+    if inputs.max_delay is not None:
+        raise UsageError("--max-delay is not supported with --spark yet: sort the input (--sort) instead")
     files = _files(path)
     if spark.output is not None and spark.output_format not in OUTPUT_FORMATS:
         raise UsageError(f"--spark --output DIR writes {', '.join(OUTPUT_FORMATS)}: choose one with --format")
