@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from cepcli.engines import DEFAULT_ENGINE
 from cepcli.errors import CepError, InputError, OutputError, QueryError, UsageError
 from cepcli.events import Kind, Schema
-from cepcli.job import Job, RunOptions, compile_text, with_query_options
+from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
+from cepcli.many import Many, agreed
 from cepcli.output import match_object
 from cepcli.plan.pattern import Pattern
 from cepcli.query.parser import parse_query
@@ -76,8 +77,46 @@ class Matches:
         return pd.DataFrame([flat_row(m, self.schema, self.pattern) for m in self.raw()], columns=names)
 
 
+class ManyMatches:
+    """The matches of several queries over one reading of the input (``find`` given a list
+    or a dict of queries): each match as a dict whose ``"query"`` is its query's name (its key
+    in the dict; ``q1``, ``q2``, ... in a list), then its variables as ``Matches`` gives
+    them; ``raw()`` yields ``(name, Match)``; ``to_pandas()`` a ``query`` column, then each
+    variable's columns (a variable name two queries share, shared). ``stats`` holds the run's
+    counters, each query's in ``stats.extra["queries"]``."""
+
+    def __init__(self, many: Many) -> None:
+        self.many = many
+        self.stats: Stats = many.stats
+        self.schema: Schema = many.schema
+        self.patterns: dict[str, Pattern] = dict(zip(many.names, many.patterns, strict=True))
+        self._started = False
+
+    def raw(self) -> Iterator[tuple[str, Match]]:
+        if self._started:
+            raise RuntimeError("the matches can be iterated once: call find() again")
+        self._started = True
+        return self._translated()
+
+    def _translated(self) -> Iterator[tuple[str, Match]]:
+        with as_python():
+            yield from self.many.matches()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for name, match in self.raw():
+            yield {"query": name, **match_object(match, self.schema, self.patterns[name])}
+
+    def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
+        from cepcli.output import ManyFlat
+
+        flat = ManyFlat(self.schema, self.patterns)
+        return pd.DataFrame([flat.row(name, m) for name, m in self.raw()], columns=flat.columns)
+
+
 def find(
-    query: str,
+    query: str | list[str] | tuple[str, ...] | Mapping[str, str],
     data: str | os.PathLike[str] | object,
     *,
     engine: str = DEFAULT_ENGINE,
@@ -99,7 +138,7 @@ def find(
     chunk_rows: int | None = None,
     max_row_bytes: int | None = None,
     stats: Stats | None = None,
-) -> Matches:
+) -> Matches | ManyMatches:
     """Evaluate ``query`` (SASE+ text) over ``data``: a path, a DataFrame or an Arrow
     table. The options are those of ``cepcli run`` (``schema`` maps column names to
     ``int``, ``float``, ``decimal``, ``bool``, ``time`` or ``str``); an input option left out (None) is
@@ -129,7 +168,7 @@ def find(
 
 
 def _find(
-    query: str,
+    query: str | list[str] | tuple[str, ...] | Mapping[str, str],
     data: object,
     engine: str,
     order: tuple[str, ...] | list[str] | None,
@@ -137,7 +176,7 @@ def _find(
     max_instances: int | None,
     stats: Stats | None,
     arguments: dict[str, object],
-) -> Matches:
+) -> Matches | ManyMatches:
     path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
     schema = arguments["schema"]
     if schema is not None and not isinstance(schema, Mapping):
@@ -159,11 +198,26 @@ def _find(
         null_values=tuple(null_values) if null_values is not None else None,
         schema=tuple(kinds),
     )
-    parsed = parse_query(query)
-    options = with_query_options(InputOptions(path=path, **values), parsed, query, "<query>", given)  # type: ignore[arg-type]
-    compiled = compile_text(query, "<query>", options.unit, parsed)
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
-    return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))
+    base = InputOptions(path=path, **values)  # type: ignore[arg-type]
+    if isinstance(query, str):
+        compiled, options = _compiled(query, "<query>", base, given)
+        return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))
+    named = (
+        list(query.items()) if isinstance(query, Mapping) else [(f"q{i}", q) for i, q in enumerate(query, 1)]
+    )
+    if not named or not all(isinstance(text, str) for _, text in named):
+        raise UsageError("query= is a query's text, or a list or a dict (name -> text) of them")
+    prepared = [_compiled(text, f"<{name}>", base, given) for name, text in named]
+    options = agreed([name for name, _ in named], [o for _, o in prepared])
+    queries = [(str(name), c) for (name, _), (c, _) in zip(named, prepared, strict=True)]
+    return ManyMatches(Many(queries, options, run, data=None if path is not None else data, stats=stats))
+
+
+def _compiled(text: str, name: str, base: InputOptions, given: set[str]) -> tuple[Compiled, InputOptions]:
+    parsed = parse_query(text)
+    options = with_query_options(base, parsed, text, name, given)
+    return compile_text(text, name, options.unit, parsed), options
 
 
 # How the messages' command-line flags are said to a Python caller: a keyword argument of

@@ -12,6 +12,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from cepcli.events import Schema
     from cepcli.job import Compiled
     from cepcli.plan.pattern import Pattern
-    from cepcli.runtime.matches import Match
     from cepcli.runtime.stats import Stats
     from cepcli.writers import MatchWriter
 
@@ -154,6 +154,46 @@ def _query_argument(command: Callable[..., Any]) -> Callable[..., Any]:
         help="The query's text instead of a QUERY file: -e 'PATTERN SEQ(A a, B b) WITHIN 5 min'.",
     )(command)
     return click.argument("query", required=False, type=click.Path(dir_okay=False))(command)
+
+
+def _queries_argument(command: Callable[..., Any]) -> Callable[..., Any]:
+    """QUERY... (.sase files, or directories of them) or -e TEXT, each as often as wanted:
+    several queries are evaluated over one reading of the input (``cepcli.many``)."""
+    command = click.option(
+        "--expression",
+        "-e",
+        metavar="TEXT",
+        multiple=True,
+        help="The query's text instead of a QUERY file: -e 'PATTERN SEQ(A a, B b) WITHIN 5 min'"
+        " (several: each is a query, named e1, e2, ...).",
+    )(command)
+    return click.argument("query", nargs=-1, type=click.Path())(command)
+
+
+def _named(
+    queries: tuple[str, ...], expressions: tuple[str, ...]
+) -> list[tuple[str, str | None, str | None]]:
+    """Each query's name (its file's stem; ``e1``, ``e2``, ... for -e), file and text: a
+    directory gives its ``.sase`` files in name order."""
+    if queries and expressions:
+        raise click.UsageError("give QUERY files or -e TEXT, not both")
+    if expressions:
+        return [(f"e{i}", None, text) for i, text in enumerate(expressions, 1)]
+    files: list[str] = []
+    for path in queries:
+        if Path(path).is_dir():
+            found = sorted(str(p) for p in Path(path).glob("*.sase"))
+            if not found:
+                raise click.UsageError(f"{path}: a directory with no .sase query file")
+            files += found
+        else:
+            files.append(path)
+    named: list[tuple[str, str | None, str | None]] = [(Path(f).stem, f, None) for f in files]
+    stems = [n for n, _, _ in named]
+    twice = sorted({n for n in stems if stems.count(n) > 1})
+    if twice and len(named) > 1:
+        raise click.UsageError(f"two query files are named {twice[0]!r}: the matches say their query by name")
+    return named
 
 
 def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> tuple[Compiled, InputOptions]:
@@ -289,7 +329,7 @@ def cli() -> None:
 
 
 @cli.command("run")
-@_query_argument
+@_queries_argument
 @_input_options
 @_bad_row_option
 @_engine_options
@@ -358,8 +398,8 @@ def cli() -> None:
 @click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
-    query: str | None,
-    expression: str | None,
+    query: tuple[str, ...],
+    expression: tuple[str, ...],
     engine: str,
     order: str | None,
     fmt: str,
@@ -377,12 +417,15 @@ def run_command(
     quiet: bool,
     **kw: Any,
 ) -> None:
-    """Find every match of QUERY (a .sase file, or -e TEXT) in the input.
+    """Find every match of QUERY (a .sase file, or -e TEXT) in the input. Several QUERY
+    files (or a directory of them, or several -e) are evaluated over one reading of the
+    input, each match saying which query found it.
 
     \b
     Examples:
       cepcli run patterns/stocks_seq.sase
       cepcli run q.sase --input ticks.csv --format jsonl --output matches.jsonl
+      cepcli run rules/ --input ticks.csv --format jsonl
       cepcli run -e "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 min" -i events.csv.gz
       tail -f events.csv | cepcli run q.sase --input - --format jsonl
       cepcli run q.sase --spark --output matches/ --format parquet
@@ -404,7 +447,20 @@ def run_command(
     )
 
     err = _Stderr()  # rich is imported only to print to standard error
-    compiled, inputs = _prepare(query, expression, kw)
+    named = _named(query, expression)
+    many: list[tuple[str, Compiled]] | None = None
+    if len(named) <= 1:
+        _, one_file, one_text = named[0] if named else ("", None, None)
+        compiled, inputs = _prepare(one_file, one_text, kw)
+    else:
+        if use_spark:
+            raise click.UsageError("several queries with --spark: not yet (run them one at a time)")
+        from cepcli.many import agreed
+
+        prepared = [_prepare(f, t, kw) for _, f, t in named]
+        inputs = agreed([n for n, _, _ in named], [options for _, options in prepared])
+        compiled = prepared[0][0]
+        many = [(n, c) for (n, _, _), (c, _) in zip(named, prepared, strict=True)]
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances, max_subsets)
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt == "parquet" and directory is None:
@@ -423,11 +479,25 @@ def run_command(
     last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
     batched = last.regular and fmt in ("jsonl", "csv")
 
-    def start(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
+    def start(
+        schema: Schema, pattern: Pattern, patterns: dict[str, tuple[Pattern, Compiled]] | None = None
+    ) -> Callable[[Any], None]:
         columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
         with written_to(name):  # a csv header is written at once, and kept
             shown = shown_columns(pattern, compiled.query, schema, columns)
-            if fmt == "table":
+            if patterns is not None:  # several queries: each match says its query's name
+                from cepcli.writers import ManyWriter
+
+                by_name = {q: p for q, (p, _) in patterns.items()}
+                if fmt == "table":
+                    from cepcli.render import ManyTableWriter
+
+                    console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
+                    each = {q: shown_columns(p, c.query, schema, columns) for q, (p, c) in patterns.items()}
+                    writers.append(ManyTableWriter(console, schema, by_name, each))  # type: ignore[arg-type]
+                else:
+                    writers.append(ManyWriter(fmt, stream, schema, by_name))  # type: ignore[arg-type]
+            elif fmt == "table":
                 from cepcli.render import TableWriter
 
                 # in a file or a pipe as wide as it needs to be (a terminal: the terminal's width)
@@ -439,7 +509,7 @@ def run_command(
             last.mark()
         writer = writers[0]
 
-        def put(match: Match | str) -> None:  # a str: jsonl lines made by --spark's executors
+        def put(match: Any) -> None:  # a Match; a str: --spark's jsonl lines; several queries: (name, Match)
             if isinstance(match, str):
                 assert isinstance(writer, JsonlWriter)
                 writer.write_lines(match)
@@ -452,7 +522,7 @@ def run_command(
                 stream.flush()
                 last.mark()
 
-        def whole(match: Match | str) -> None:
+        def whole(match: Any) -> None:
             try:
                 lines.call(put, match)  # (a signal waits for the end of the line)
             except BrokenPipeError:
@@ -474,6 +544,21 @@ def run_command(
 
                 spark = SparkOptions(master, partitions, directory, fmt, verbose, lines=fmt == "jsonl")
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
+            elif many is not None:
+                from cepcli.many import Many
+
+                runner = Many(many, inputs, options, stats=live, notes=notes)
+                queries = dict(
+                    zip(runner.names, zip(runner.patterns, runner.queries, strict=True), strict=True)
+                )
+                on_many = start(runner.schema, runner.patterns[0], queries)
+                with _progress(
+                    err, runner.source.progress()[1], not quiet, live, lambda: writers[0].written
+                ) as step:
+                    runner.source.on_chunk = lambda source: step(source.progress()[0])
+                    for found in runner.matches():
+                        on_many(found)
+                stats = runner.stats
             else:
                 job = Job(compiled, inputs, options, stats=live, notes=notes)
                 total = job.source.progress()[1]

@@ -14,11 +14,21 @@ from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
 from cepcli.query.ast import Query
+from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 
-__all__ = ["DEFAULT_ENGINE", "ENGINE_NAMES", "ENGINES", "Engine", "compile_pattern", "engine", "run_pattern"]
+__all__ = [
+    "DEFAULT_ENGINE",
+    "ENGINE_NAMES",
+    "ENGINES",
+    "Engine",
+    "compile_pattern",
+    "engine",
+    "run_pattern",
+    "start",
+]
 
 Evaluate = Callable[[Any, Iterable[Event], Schema, Stats, EvalOptions], Iterator[Match]]
 
@@ -173,3 +183,58 @@ def run_pattern(
     if chosen.lazy:
         stats.order = automaton.order
     return chosen.evaluate(automaton, events, schema, stats, options or EvalOptions())
+
+
+def start(
+    pattern: Pattern,
+    name: str,
+    schema: Schema,
+    stats: Stats,
+    order: tuple[str, ...] = (),
+    options: EvalOptions | None = None,
+) -> Runtime:
+    """The runtime of engine ``name`` over ``pattern``, fed one event at a time (``process``,
+    then ``finish`` and ``report``), as ``run_pattern`` feeds it: several queries over one
+    stream (``cepcli.many``) each have one. The columnar engine collects its events and
+    evaluates them at the end (``evaluate_events``)."""
+    chosen = engine(name)
+    stats.engine = name
+    automaton = chosen.build(pattern, order)
+    if chosen.lazy:
+        stats.order = automaton.order
+    options = options or EvalOptions()
+    if name == "eager":
+        from cepcli.runtime.eager import EagerRuntime
+
+        return EagerRuntime(automaton, schema, stats, options)
+    if chosen.lazy:
+        from cepcli.runtime.chain import ChainRuntime
+
+        return ChainRuntime(automaton, schema, stats, options)
+    if name == "tree":
+        from cepcli.runtime.tree import TreeRuntime
+
+        return TreeRuntime(automaton, schema, stats, options)
+    if name == "adaptive":
+        from cepcli.runtime.adaptive import AdaptiveRuntime
+
+        return AdaptiveRuntime(automaton, schema, stats, options)
+    return _Collected(pattern, schema, stats, options)
+
+
+class _Collected:
+    """The columnar engine fed one event at a time: it keeps them and evaluates at the end."""
+
+    def __init__(self, pattern: Pattern, schema: Schema, stats: Stats, options: EvalOptions) -> None:
+        self.pattern, self.schema, self.stats, self.options = pattern, schema, stats, options
+        self.events: list[Event] = []
+
+    def process(self, event: Event) -> Iterable[Match]:
+        self.events.append(event)
+        return ()
+
+    def finish(self) -> Iterable[Match]:
+        return _run_columnar(self.pattern, self.events, self.schema, self.stats, self.options)
+
+    def report(self) -> None:
+        pass

@@ -229,6 +229,28 @@ def flat_row(match: Match, schema: Schema, pattern: Pattern) -> list[Any]:
     return line
 
 
+class ManyFlat:
+    """The flat form of several queries' matches (``cepcli.many``): a ``query`` column, then
+    the columns of every query's variables in the order first met (a variable name two
+    queries share shares its columns; a query's match leaves the others empty)."""
+
+    def __init__(self, schema: Schema, patterns: dict[str, Pattern]) -> None:
+        self.schema, self.patterns = schema, patterns
+        self.names = {query: variables(p) for query, p in patterns.items()}
+        union = list(dict.fromkeys(n for names in self.names.values() for n in names))
+        self.width = 1 + len(schema.columns)  # a variable's cells: its row and every column
+        self.at = {n: i * self.width for i, n in enumerate(union)}
+        self.columns = ["query", *(f"{n}.{c}" for n in union for c in ("_row", *schema.columns))]
+
+    def row(self, query: str, match: Match) -> list[Any]:
+        cells = flat_row(match, self.schema, self.patterns[query])
+        line: list[Any] = [query, *[""] * (len(self.columns) - 1)]
+        width = self.width
+        for k, name in enumerate(self.names[query]):
+            line[1 + self.at[name] : 1 + self.at[name] + width] = cells[k * width : (k + 1) * width]
+        return line
+
+
 def variables(pattern: Pattern) -> list[str]:
     return [v.name for v in pattern.variables if not v.negated]
 

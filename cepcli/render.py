@@ -227,3 +227,29 @@ def bench_table(result: BenchResult) -> Table:
                 "yes" if c.agrees else "[bold red]DIFFERENT[/]",
             )
     return table
+
+
+class ManyTableWriter:
+    """Several queries' matches (``cepcli.many``): a table of each query's, under its name,
+    printed at the end in the queries' order."""
+
+    def __init__(
+        self,
+        console: Console,
+        schema: Schema,
+        patterns: Mapping[str, Pattern],
+        show: Mapping[str, Mapping[str, Sequence[str]]],
+    ) -> None:
+        self.console = console
+        self.tables = {q: TableWriter(console, schema, p, show[q]) for q, p in patterns.items()}
+        self.written = 0
+
+    def write(self, named: tuple[str, Match]) -> int:
+        query, match = named
+        self.written += 1
+        return self.tables[query].write(match)
+
+    def close(self) -> None:
+        for query, table in self.tables.items():
+            self.console.print(f"[bold]{query}[/]")
+            table.close()

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 from typing import IO, Protocol
 
 from cepcli.errors import UsageError
 from cepcli.events import Schema
-from cepcli.output import flat_columns, flat_row, match_line, variables
+from cepcli.output import ManyFlat, flat_columns, flat_row, match_line, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
@@ -121,3 +122,39 @@ def writer_for(fmt: str, stream: IO[str], schema: Schema, pattern: Pattern) -> M
     if fmt == "csv":
         return CsvWriter(stream, schema, pattern)
     raise UsageError(f"no match writer for --format {fmt}")
+
+
+class ManyWriter:
+    """The matches of several queries (``cepcli.many``) in one jsonl or csv output, each
+    saying which query found it: jsonl's ``"query"`` key first; csv's ``ManyFlat`` rows."""
+
+    def __init__(self, fmt: str, stream: IO[str], schema: Schema, patterns: dict[str, Pattern]) -> None:
+        self.fmt, self.stream, self.schema = fmt, stream, schema
+        self.written = 0
+        self.flat = ManyFlat(schema, patterns)
+        self.prefix = {query: '{"query":' + json.dumps(query) + "," for query in patterns}
+        if fmt == "csv":
+            self.text = io.StringIO()
+            self.writer = csv.writer(self.text, lineterminator="\n")
+            self.writer.writerow(self.flat.columns)
+            self.stream.write(self._taken())
+
+    def write(self, named: tuple[str, Match]) -> int:
+        query, match = named
+        self.written += 1
+        if self.fmt == "jsonl":
+            line = self.prefix[query] + match_line(match, self.schema, self.flat.names[query])[1:] + "\n"
+        else:
+            self.writer.writerow(self.flat.row(query, match))
+            line = self._taken()
+        self.stream.write(line)
+        return encoded_size(line, self.stream)
+
+    def _taken(self) -> str:
+        row = self.text.getvalue()
+        self.text.seek(0)
+        self.text.truncate()
+        return row
+
+    def close(self) -> None:
+        self.stream.flush()

@@ -82,6 +82,10 @@ class Columns:
     columns: list[pa.Array | pa.ChunkedArray]
     events: Callable[[np.ndarray], list[Event]]
     until: int | None = None
+    # made once for every query evaluated over these rows (``cepcli.many``): two columns as
+    # codes of one dictionary (``_Run._codes``), and the events made for matches, by position
+    codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
+    made: dict[int, Event] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -95,8 +99,9 @@ def evaluate_columnar(
     run = _Run(
         pattern, tuple(order), data, schema, stats, Instances(stats, options.max_instances, "columnar")
     )
-    stats.relevant_events += len(data)
-    stats.buffered(len(data))
+    mine = int(np.count_nonzero(data.masks & sum(1 << v.bit for v in pattern.variables)))
+    stats.relevant_events += mine  # (several queries over the same rows: each its own)
+    stats.buffered(mine)
     try:
         for part in run.slices():
             yield from run.slice(part)
@@ -134,7 +139,7 @@ class _Run:
     instances: Instances
     window: Window = field(init=False)
     candidates: dict[str, np.ndarray] = field(init=False)  # per variable: its positions
-    codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = field(init=False)
+    codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(init=False)
     made: dict[int, Event] = field(init=False)  # events made so far, by position
     budget: bool = field(init=False)  # the slice can be halved: a join past STEP_TUPLES does
     joins: dict[int, dict[str, int]] = field(init=False)  # per branch: partial matches after each join
@@ -145,8 +150,8 @@ class _Run:
         self.candidates = {
             v.name: np.flatnonzero((masks >> v.bit) & 1).astype(np.int64) for v in self.pattern.variables
         }
-        self.codes = {}
-        self.made = {}
+        self.codes = self.data.codes
+        self.made = self.data.made
         self.joins = {}
         self.budget = False
 
@@ -371,6 +376,7 @@ class _Run:
         left = _array(self.data.columns[schema.index(mine)])
         right = _array(self.data.columns[schema.index(theirs)])
         if left.type != right.type or left.type not in _KEY_TYPES or schema.kind(mine) is Kind.DECIMAL:
+            self.codes[(mine, theirs)] = None
             return None
         both = pa.concat_arrays([left, right]).dictionary_encode()
         codes = both.indices.fill_null(_NO_KEY).to_numpy(zero_copy_only=False).astype(np.int64)

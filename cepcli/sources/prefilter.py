@@ -66,12 +66,22 @@ class Prefilter:
             conditions = tuple(c.expr for c in pattern.filters_of(v.name))
             compiled = tuple(compile_condition(c, {v.name: 0}, schema) for c in conditions)
             filters.append(VariableFilter(v.bit, None if v.any_type else v.type, conditions, compiled))
+        return cls._of(tuple(filters), schema)
+
+    @classmethod
+    def merged(cls, parts: Sequence[Prefilter]) -> Prefilter:
+        """One prefilter for several patterns whose variables have bits of their own
+        (``cepcli.many``): a row's mask holds every query's variables that can use it."""
+        return cls._of(tuple(f for part in parts for f in part.variables), parts[0].schema)
+
+    @classmethod
+    def _of(cls, filters: tuple[VariableFilter, ...], schema: Schema) -> Prefilter:
         columns = frozenset(
             n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
         names = list(dict.fromkeys(f.type for f in filters if f.type is not None))
         return cls(
-            tuple(filters),
+            filters,
             columns,
             schema,
             pa.array(names, pa.string()),
