@@ -37,3 +37,23 @@ def test_the_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None
         assert line.split()[0] == str(match["a"]["_row"])
     assert lines[len(matches)].split() == [str(len(matches)), "20443"]  # stats.matches, stats.events
     assert "a._row" in out.getvalue() and str(matches[0]["c"]["_row"]) in out.getvalue()
+
+
+def test_the_readme_many_queries_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second example (a dict of queries) prints, for each query, the matches that
+    query finds alone, and each query finds some."""
+    import cepcli
+
+    monkeypatch.chdir(ROOT)
+    section = (ROOT / "README.md").read_text().split("## From Python", 1)[1]
+    second = re.findall(r"```python\n(.*?)```", section, re.S)[1]
+    out, names = io.StringIO(), {}  # type: ignore[var-annotated]
+    with contextlib.redirect_stdout(out):
+        exec(compile("import cepcli\n" + second, "README.md", "exec"), names)
+    printed = [tuple(line.split()) for line in out.getvalue().splitlines()]
+    alone = [
+        (name, str(m["a"]["_row"]), str(m["b"]["_row"]))
+        for name, text in names["rules"].items()
+        for m in cepcli.find(text, "sample_data/stocks.csv")
+    ]
+    assert sorted(printed) == sorted(alone) and {p[0] for p in printed} == set(names["rules"])
