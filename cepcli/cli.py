@@ -453,8 +453,10 @@ def run_command(
         _, one_file, one_text = named[0] if named else ("", None, None)
         compiled, inputs = _prepare(one_file, one_text, kw)
     else:
-        if use_spark:
-            raise click.UsageError("several queries with --spark: not yet (run them one at a time)")
+        if use_spark and output is not None:
+            raise click.UsageError(
+                "several queries with --spark write through the driver: not with --output DIR yet"
+            )
         from cepcli.many import agreed
 
         prepared = [_prepare(f, t, kw) for _, f, t in named]
@@ -539,7 +541,15 @@ def run_command(
     notes = Notes(live.warnings, warn)
     try:
         with lines:
-            if use_spark:
+            if use_spark and many is not None:
+                from cepcli.spark import SparkOptions, run_spark_many
+
+                spark = SparkOptions(master, partitions, None, fmt, verbose)
+                queries = {q: (c.pattern, c) for q, c in many}
+                stats = run_spark_many(
+                    many, inputs, options, spark, lambda s, p: start(s, p, queries), warn, live
+                )
+            elif use_spark:
                 from cepcli.spark import SparkOptions, run_spark
 
                 spark = SparkOptions(master, partitions, directory, fmt, verbose, lines=fmt == "jsonl")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -125,7 +126,6 @@ def test_inline_queries_are_e1_e2(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         ([], "the queries must read the input alike: one and two differ in time_col"),
-        (["--spark"], "several queries with --spark: not yet"),
         (["--order", "a,b"], "--order names the variables of one query: not with several queries"),
     ],
 )
@@ -173,3 +173,31 @@ def test_find_takes_a_list_or_a_dict(tmp_path: Path) -> None:
     frame = cepcli.find(texts, data).to_pandas()
     assert sorted(frame["query"]) == ["bc", "up", "up", "up"]
     assert {"query", "a._row", "b._row", "c._row"} <= set(frame.columns)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_several_queries_under_spark_print_what_a_local_run_prints(tmp_path: Path) -> None:
+    """``--spark`` runs the queries one Spark job after another; the driver writes their
+    matches as the local one-pass run does (each with its query; csv's header first, the
+    lines in any order)."""
+    import subprocess
+    import sys
+
+    rules, data = _write(tmp_path)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    cepcli_path = str(Path(sys.executable).with_name("cepcli"))
+    for fmt in ("jsonl", "csv"):
+        args = [cepcli_path, "run", str(rules), "-i", str(data), "--format", fmt, "-q"]
+        local = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+        spark = subprocess.run(
+            [*args, "--spark", "--master", "local[2]"], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert local.returncode == 0 and spark.returncode == 0, spark.stderr
+        want, got = local.stdout.splitlines(), spark.stdout.splitlines()
+        assert got[:1] == want[:1] if fmt == "csv" else True
+        assert sorted(got) == sorted(want) and len(want) >= 4, fmt
+    refused = CliRunner().invoke(
+        cli, ["run", str(rules), "-i", str(data), "--spark", "-o", str(tmp_path / "out")]
+    )
+    assert refused.exit_code == 2 and "not with --output DIR yet" in refused.stderr

@@ -50,7 +50,7 @@ from cepcli.notes import Notes
 from cepcli.output import MatchCodec
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
-from cepcli.runtime.stats import Stats, add_part
+from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.reading import ROW, TS, Reading, arrow_schema, read_split, ship_types
@@ -74,6 +74,49 @@ class SparkOptions:
     shard_seconds: float | None = None  # cuts time every so many seconds (the tests' tiny shards)
     split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
     lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
+
+
+def run_spark_many(
+    queries: list[tuple[str, Compiled]],
+    inputs: InputOptions,
+    options: RunOptions,
+    spark: SparkOptions,
+    start: Callable[[Schema, Pattern], Callable[[tuple[str, Match]], None]],
+    on_warning: Callable[[str], None] | None = None,
+    stats: Stats | None = None,
+) -> Stats:
+    """Several queries (``cepcli.many``'s) as Spark jobs, one after the other in one
+    session, each as ``run_spark`` runs it (so each reads the input: the one reading of
+    ``cepcli.many`` is local only); every match goes to one sink, ``start(schema, pattern)``'s
+    (called once), with its query's name. The run's stats: the first job's input counters,
+    every job's matches and work, each query's under ``extra["queries"]``."""
+    stats = stats if stats is not None else Stats()
+    sink: list[Callable[[tuple[str, Match]], None]] = []
+    parts: dict[str, Stats] = {}
+    for name, compiled in queries:
+
+        def named(schema: Schema, pattern: Pattern, name: str = name) -> Callable[[Match | str], None]:
+            if not sink:
+                sink.append(start(schema, pattern))
+            return lambda match: sink[0]((name, match))  # type: ignore[arg-type]
+
+        parts[name] = run_spark(compiled, inputs, options, replace(spark, lines=False), named, on_warning)
+    first = next(iter(parts.values()))
+    for key in ("events", "relevant_events", "bad_rows", "input_seconds"):
+        setattr(stats, key, getattr(first, key))
+    stats.engine = options.engine
+    stats.matches = sum(p.matches for p in parts.values())
+    stats.seconds = sum(p.seconds for p in parts.values())
+    stats.first_bad_row = first.first_bad_row
+    for part in parts.values():
+        add_part(stats, part_work(part))
+        for message in part.warnings:
+            if message not in stats.warnings:
+                stats.warnings.append(message)
+    stats.peak_rss_mb = peak_rss_mb()
+    stats.extra["queries"] = {name: part.as_dict() for name, part in parts.items()}
+    stats.extra["spark_jobs"] = len(parts)
+    return stats
 
 
 def run_spark(
