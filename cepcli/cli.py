@@ -320,7 +320,7 @@ class _CepGroup(click.Group):
 @click.group(cls=_CepGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="cepcli")
 def cli() -> None:
-    """cepcli: find complex event patterns (SASE+) in CSV event streams.
+    """cepcli: find complex event patterns (SASE+) in event streams (CSV, Parquet, JSON lines).
 
     \b
     Example:

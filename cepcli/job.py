@@ -61,7 +61,11 @@ def read_query(path: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is not part of it
     except OSError as err:
-        raise UsageError(f"{path}: cannot read the query file: {err.strerror}") from None
+        hint = ""
+        if "pattern" in path.lower() and " " in path.strip():  # the query's text, given as a file
+            text = path.strip() if len(path.strip()) <= 60 else path.strip()[:60] + "..."
+            hint = f"; to give the query's text, use -e: cepcli run -e {text!r}"
+        raise UsageError(f"{path[:80]}: cannot read the query file: {err.strerror}{hint}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: the query file is not UTF-8 text") from None
 

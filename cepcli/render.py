@@ -70,7 +70,7 @@ class TableWriter:
         if self.first:
             self.console.print(table)
         shown = f" (first {len(self.first)} shown)" if self.total > len(self.first) else ""
-        self.console.print(f"{self.total} matches{shown}")
+        self.console.print(f"{self.total:,} match{'es' if self.total != 1 else ''}{shown}")
 
     def _cell(self, name: str, binding: Binding | None) -> str:
         lines = []
@@ -152,7 +152,8 @@ class _Counts(ProgressColumn):
         counted = (
             f"{self.stats.events:,} rows" if reading else f"{self.stats.relevant_events:,} events evaluated"
         )
-        return Text(f"{counted}  {self.matches():,} matches", style="progress.download")
+        found = self.matches()
+        return Text(f"{counted}  {found:,} match{'es' if found != 1 else ''}", style="progress.download")
 
 
 @contextmanager

@@ -286,7 +286,7 @@ def table_check(total: int, first: tuple[int, int, int]) -> Callable[[str, Path]
         lines = [line.rstrip() for line in out.splitlines() if line.strip()]
         shown = min(total, 20)
         suffix = f" (first {shown} shown)" if total > shown else ""
-        assert lines[-1] == f"{total} matches{suffix}", out
+        assert lines[-1] == f"{total:,} match{'es' if total != 1 else ''}{suffix}", out
         a, b, c = first
         numbered = [line for line in lines if re.match(r"^\W*\d+\W.*\brow \d", line)]
         assert len(numbered) == shown, out

@@ -334,3 +334,22 @@ def test_checking_a_query_without_an_input_does_not_import_pyarrow(args: list[st
     assert done.returncode == 0, done.stderr
     assert said in done.stdout
     assert done.stderr.splitlines()[-1] == "pyarrow imported: False", done.stderr
+
+
+def test_a_query_given_as_a_file_name_suggests_e(tmp_path: Path) -> None:
+    """The query's text where a file name goes: one line, with the -e to write instead."""
+    data = tmp_path / "in.csv"
+    data.write_text("type,ts\nA,1\nB,2\n")
+    result = CliRunner().invoke(cli, ["run", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(data)])
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        "cannot read the query file: No such file or directory; to give the query's text, use -e:"
+        " cepcli run -e 'PATTERN SEQ(A a, B b) WITHIN 5'"
+    ), result.stderr
+
+
+def test_one_match_is_one_match(tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text("type,ts\nA,1\nB,2\n")
+    result = CliRunner().invoke(cli, ["run", "-e", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(data), "-q"])
+    assert result.exit_code == 0 and result.stdout.strip().splitlines()[-1] == "1 match"
