@@ -196,6 +196,16 @@ def _named(
     return named
 
 
+def _waits_on_a_terminal(compiled: Compiled, inputs: InputOptions) -> bool:
+    """Will the run read standard input, and is that a terminal (a user waiting)?"""
+    from cepcli.job import input_path
+
+    try:
+        return input_path(compiled, inputs.path) == "-" and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # no real standard input (a test's runner)
+        return False
+
+
 def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> tuple[Compiled, InputOptions]:
     """The query compiled, and the input options: the command line's, then the query's
     ``FROM ... WITH (...)`` for every option the command line left at its default."""
@@ -474,6 +484,12 @@ def run_command(
         raise click.UsageError("--spark --output DIR writes jsonl, csv or parquet: choose one with --format")
     to_file = output is not None and directory is None
     check_outputs(output if to_file else None, directory, stats_json)
+    if not use_spark and _waits_on_a_terminal(compiled, inputs):
+        err.console.print(
+            "[dim]reading events from standard input, a terminal: type or paste CSV rows (a header"
+            " first), then Ctrl-D; or give the input with --input FILE[/]",
+            soft_wrap=True,
+        )
     stream = open_output(output) if output is not None and to_file else standard_output()
     name = output if output is not None and to_file else "<stdout>"
     writers: list[MatchWriter] = []

@@ -353,3 +353,53 @@ def test_one_match_is_one_match(tmp_path: Path) -> None:
     data.write_text("type,ts\nA,1\nB,2\n")
     result = CliRunner().invoke(cli, ["run", "-e", "PATTERN SEQ(A a, B b) WITHIN 5", "-i", str(data), "-q"])
     assert result.exit_code == 0 and result.stdout.strip().splitlines()[-1] == "1 match"
+
+
+def test_a_date_with_the_month_or_day_first_gets_the_formats_that_read_it(tmp_path: Path) -> None:
+    data = tmp_path / "us.csv"
+    data.write_text("type,ts\nA,03/04/2024 10:00\nB,03/04/2024 10:01\n")
+    query = ["run", "-e", "PATTERN SEQ(A a, B b) WITHIN 5 min", "-i", str(data), "-q", "--format", "jsonl"]
+    result = CliRunner().invoke(cli, query)
+    assert result.exit_code == 1 and result.stderr.strip().endswith(
+        "cannot read timestamp '03/04/2024 10:00' as an ISO-8601 date-time (month first? give"
+        " --time-format '%m/%d/%Y %H:%M'; day first: --time-format '%d/%m/%Y %H:%M')"
+    ), result.stderr
+    read = CliRunner().invoke(cli, [*query, "--time-format", "%m/%d/%Y %H:%M"])
+    assert read.exit_code == 0 and len(read.stdout.splitlines()) == 1
+
+
+def test_a_dataframe_indexed_by_time_is_told_to_reset_it() -> None:
+    import pandas as pd
+
+    import cepcli
+    from cepcli.errors import InputError
+
+    frame = pd.DataFrame({"type": ["A", "B"], "ts": [1, 2]}).set_index("ts")
+    with pytest.raises(InputError, match=r"'ts' is the DataFrame's index: pass frame.reset_index\(\)$"):
+        cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5", frame)
+    assert len(list(cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5", frame.reset_index()))) == 1
+
+
+def test_waiting_on_a_terminal_says_so() -> None:
+    """``cepcli run`` with no input and a terminal for standard input: a line on standard
+    error says what it waits for; the rows typed then are read (Ctrl-D ends them)."""
+    import pty
+    import select as select_module
+
+    main, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cepcli", "run", "-e", "PATTERN SEQ(A a, B b) WITHIN 5", "--format", "jsonl"],
+        stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    os.close(terminal)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        ready, _, _ = select_module.select([proc.stderr], [], [], 60)
+        assert ready, "nothing said while waiting"
+        assert "reading events from standard input, a terminal" in proc.stderr.readline().decode()
+        os.write(main, b"type,ts\nA,1\nB,2\n\x04")
+        out, _ = proc.communicate(timeout=60)
+        assert json.loads(out.decode().splitlines()[0])["b"]["_row"] == 1
+    finally:
+        proc.kill()
+        os.close(main)

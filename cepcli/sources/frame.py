@@ -74,6 +74,8 @@ class FrameReader:
 
     def __init__(self, data: object, options: InputOptions) -> None:
         table, self.text_columns = as_table(data)
+        index = getattr(data, "index", None)  # a DataFrame's index (left out: see ``hint``)
+        self.index_names = tuple(str(n) for n in getattr(index, "names", ()) if n is not None)
         names = [str(n) for n in table.column_names]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -105,3 +107,11 @@ class FrameReader:
 
     def close(self) -> None:
         pass
+
+
+def index_hint(reader: object, column: str) -> str:
+    """Where a DataFrame holds ``column`` as its index (cepcli reads columns only): how to
+    make it a column."""
+    if column in getattr(reader, "index_names", ()):
+        return f"; {column!r} is the DataFrame's index: pass frame.reset_index()"
+    return ""

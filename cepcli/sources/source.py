@@ -27,6 +27,7 @@ from cepcli.notes import Notes
 from cepcli.runtime.columnar import Columns, one_array
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import Projecting, RawBatch, Reader
+from cepcli.sources.frame import index_hint
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
@@ -123,7 +124,8 @@ class Source:
             if col not in columns:
                 flag = "--type-col" if role == "type" else "--time-col"
                 raise InputError(
-                    f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})",
+                    f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})"
+                    + index_hint(reader, col),
                     filename=self.name,
                 )
         given = dict(options.schema)

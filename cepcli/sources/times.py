@@ -413,6 +413,8 @@ def time_problem(value: object, spec: TimeSpec, column: str, nulls: frozenset[st
     if value is None or (isinstance(value, str) and value in nulls):
         return f"missing timestamp in column {column!r}"
     unreadable = f"cannot read timestamp {value!r} {spec.describe()}"
+    if spec.how == "iso" and (hint := _format_hint(str(value))):
+        unreadable += hint
     if spec.how == "number":
         return _number_problem(value, spec.unit, unreadable)
     text = str(value)
@@ -430,6 +432,21 @@ def time_problem(value: object, spec: TimeSpec, column: str, nulls: frozenset[st
     if not -(2**63) <= ns < 2**63:
         return f"timestamp {value!r} is out of range: times must lie {RANGE}"
     return unreadable
+
+
+_DAY_MONTH = re.compile(r"\s*(\d{1,2})([/.-])(\d{1,2})\2(\d{2}|\d{4})(?:[ T](\d{1,2}:\d{2})(:\d{2})?)?\s*")
+
+
+def _format_hint(text: str) -> str:
+    """For a date written day and month first (``03/04/2024 10:00``): the ``--time-format``
+    that reads it, both ways round (which comes first, the text cannot tell)."""
+    found = _DAY_MONTH.fullmatch(text)
+    if found is None:
+        return ""
+    sep, year = found.group(2), "%Y" if len(found.group(4)) == 4 else "%y"
+    clock = (" %H:%M" + (":%S" if found.group(6) else "")) if found.group(5) else ""
+    us, eu = f"%m{sep}%d{sep}{year}{clock}", f"%d{sep}%m{sep}{year}{clock}"
+    return f" (month first? give --time-format '{us}'; day first: --time-format '{eu}')"
 
 
 def _number_problem(value: object, unit: int, unreadable: str) -> str:
