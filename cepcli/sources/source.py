@@ -629,6 +629,14 @@ class _Checks:
                 f"timestamp {value!r} comes later than --max-delay {self.delay_text} allows: it is"
                 f" more than that before {whose} {held[0]!r}, the latest time read"
             )
+        steps = np.diff(batch.ts[~bad][:1000])
+        back = int(np.count_nonzero(steps < 0))
+        if len(steps) >= 10 and back * 5 > len(steps):  # a fifth of the steps go back: no clock
+            return (
+                f"timestamp {value!r} is earlier than {whose} {held[0]!r}, and the time column"
+                f" {self.typer.schema.time_col!r} goes back at {back} of its first {len(steps) + 1} rows:"
+                " is it the time? (choose the column with --time-col; --sort sorts by it)"
+            )
         return (
             f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
             " (the input must be in time order; pass --sort to sort it, or --max-delay 5min to take"
