@@ -422,3 +422,18 @@ def test_a_time_column_that_is_no_clock_is_questioned(tmp_path: Path) -> None:
     data.write_text("type,ts,delay\n" + rows)
     jitter = CliRunner().invoke(cli, query)
     assert jitter.exit_code == 1 and "pass --sort to sort it" in jitter.stderr
+
+
+def test_spark_without_pyspark_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PySpark is an extra (``pip install 'cepcli[spark]'``): ``--spark`` without it is one
+    line, before any work."""
+    data = tmp_path / "in.csv"
+    data.write_text("type,ts\nA,1\nB,2\n")
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark raises ImportError
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    result = CliRunner().invoke(cli, ["run", "-e", query, "-i", str(data), "--spark"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "cepcli: error: --spark needs PySpark, which the base install leaves out:"
+        " pip install 'cepcli[spark]' (and Java 17)"
+    ), result.stderr

@@ -76,6 +76,17 @@ class SparkOptions:
     lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
 
 
+def _need_pyspark() -> None:
+    """PySpark is the ``spark`` extra: without it, one line saying how to get it."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--spark needs PySpark, which the base install leaves out: pip install 'cepcli[spark]'"
+            " (and Java 17)"
+        ) from None
+
+
 def run_spark_many(
     queries: list[tuple[str, Compiled]],
     inputs: InputOptions,
@@ -135,6 +146,7 @@ def run_spark(
     jsonl lines the executors made (``cepcli.output.match_line``), up to ``PACKED`` in one
     string, joined by newlines. ``on_warning`` hears the warnings. The counters go to
     ``stats`` (a new one if None), so that a caller interrupted has them."""
+    _need_pyspark()
     engine(options.engine)
     path = input_path(compiled, inputs.path)
     if path == "-":
