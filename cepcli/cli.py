@@ -196,6 +196,21 @@ def _named(
     return named
 
 
+def _streams(compiled: Compiled, inputs: InputOptions) -> bool:
+    """Is the input a stream (standard input or a FIFO that is no regular file: rows are
+    evaluated as they arrive, and the run may never end)?"""
+    import stat
+
+    from cepcli.job import input_path
+
+    try:
+        path = input_path(compiled, inputs.path)
+        mode = os.fstat(sys.stdin.fileno()).st_mode if path == "-" else os.stat(path).st_mode
+    except (OSError, AttributeError, ValueError):  # no such file (said later), or a test's stdin
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def _waits_on_a_terminal(compiled: Compiled, inputs: InputOptions) -> bool:
     """Will the run read standard input, and is that a terminal (a user waiting)?"""
     from cepcli.job import input_path
@@ -479,6 +494,14 @@ def run_command(
         raise click.UsageError(
             "--format parquet writes a directory of Parquet files: use --spark --output DIR"
         )
+    if fmt is None and directory is None and not use_spark and _streams(compiled, inputs):
+        fmt = "jsonl"  # the table waits for the end: on a pipe each match is written as found
+        if not quiet:
+            err.console.print(
+                "[dim]the input is a stream: matches are written as jsonl lines as they are found"
+                " (--format table shows them at its end)[/]",
+                soft_wrap=True,
+            )
     fmt = fmt or ("jsonl" if directory else "table")
     if directory is not None and fmt == "table":
         raise click.UsageError("--spark --output DIR writes jsonl, csv or parquet: choose one with --format")

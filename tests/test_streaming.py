@@ -134,3 +134,17 @@ def test_a_file_through_standard_input_is_read_like_a_file(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["a"]["x"] == 185.0  # float from the start: no warning
     assert b"fractions" not in done.stderr
+
+
+def test_the_default_format_on_a_pipe_streams(tmp_path: Path) -> None:
+    """Without --format, a pipe gets jsonl (each match as it is found, with the pipe still
+    open) and one line on standard error saying so; the table would wait for the end."""
+    q = tmp_path / "q.sase"
+    q.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
+    proc = subprocess.Popen([sys.executable, "-m", "cepcli", "run", str(q), "-i", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _write(proc, HEADER + b"A,1,1\nB,2,5\n")
+    line = _line(proc, 60)
+    assert line is not None and json.loads(line)["b"]["_row"] == 1
+    _, err = _finish(proc)
+    assert b"the input is a stream: matches are written as jsonl lines as they are found" in err
