@@ -33,7 +33,7 @@ from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.rows import make_events
 from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
-from cepcli.sources.times import TimeSpec, decide, looks_compact
+from cepcli.sources.times import TimeSpec, decide, looks_compact, nanoseconds
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
@@ -173,6 +173,8 @@ class Source:
             # a kind given for a text time column says how to read it (the Spark driver's choice)
             spec = TimeSpec("iso" if given[options.time_col] is Kind.TIME else "number", options.unit)
         self._time = spec
+        if not options.sort and options.max_delay is None:
+            self._warn_no_clock(time_values, spec, nulls, options.time_col)
         if spec.how == "number" and options.time_unit is None:
             compact = looks_compact(time_values)
             if compact is not None:
@@ -191,6 +193,21 @@ class Source:
             frozenset(self.nulls),
         )
         return self._schema
+
+    def _warn_no_clock(self, values: pa.Array, spec: TimeSpec, nulls: pa.Array, column: str) -> None:
+        """A time column that goes back at a fifth of its first rows is no clock that jitters
+        (``--time-col delay``): a warning asks whether it is the time, before a decreasing
+        time stops the run with its advice to sort (which would sort by it)."""
+        if spec.how == "pending":
+            return
+        ns, bad = nanoseconds(values.slice(0, 1000), spec, nulls)
+        steps = np.diff(ns[~bad])
+        back = int(np.count_nonzero(steps < 0))
+        if len(steps) >= 10 and back * 5 > len(steps):
+            self.notes.warn(
+                f"the time column {column!r} goes back at {back:,} of its first {len(steps) + 1:,} rows:"
+                " is it the time? (choose the column with --time-col; --sort would sort by it)"
+            )
 
     def looks_numeric(self, column: str) -> bool:
         """Whether nine in ten of the sample's values of a text column, missing ones left
@@ -628,14 +645,6 @@ class _Checks:
             return (
                 f"timestamp {value!r} comes later than --max-delay {self.delay_text} allows: it is"
                 f" more than that before {whose} {held[0]!r}, the latest time read"
-            )
-        steps = np.diff(batch.ts[~bad][:1000])
-        back = int(np.count_nonzero(steps < 0))
-        if len(steps) >= 10 and back * 5 > len(steps):  # a fifth of the steps go back: no clock
-            return (
-                f"timestamp {value!r} is earlier than {whose} {held[0]!r}, and the time column"
-                f" {self.typer.schema.time_col!r} goes back at {back} of its first {len(steps) + 1} rows:"
-                " is it the time? (choose the column with --time-col; --sort sorts by it)"
             )
         return (
             f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
