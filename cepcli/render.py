@@ -189,7 +189,9 @@ def bench_table(result: BenchResult) -> Table:
     first_name = result.engines[0]
     table = Table(
         title=f"cepcli bench: {result.events:,} events ({result.relevant_events:,} relevant)",
-        caption=f"vs {first_name}: throughput relative to it; fewer: its peak instances / these",
+        caption=f"events/s: the input's rows over the engine's own seconds, the events replayed from"
+        f" memory (run's events/s includes reading); vs {first_name}: throughput relative to it;"
+        f" fewer: its peak instances / these",
         header_style="bold",
     )
     for column in (

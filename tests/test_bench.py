@@ -82,3 +82,24 @@ def test_plot_without_matplotlib_says_how_to_install_it(
     assert result.exit_code == 2
     assert "pip install 'cepcli[plot]'" in result.stderr
     assert not picture.exists()
+
+
+def test_bench_counts_relevant_events_as_run_does(tmp_path: Path) -> None:
+    """Rows no variable can use make clock ticks for the engines; neither ``run`` nor
+    ``bench`` counts them as relevant events, and bench says what its events/s times."""
+    data = tmp_path / "in.csv"
+    data.write_text("type,ts\nA,1\nX,2\nB,3\nX,4\nA,5\nX,6\n")
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    report, stats = tmp_path / "bench.json", tmp_path / "run.json"
+    bench = CliRunner().invoke(
+        cli, ["bench", "-e", query, "-i", str(data), "--engines", "tree", "--json", str(report)]
+    )
+    assert bench.exit_code == 0, bench.output
+    assert "the input's rows over the engine's own seconds" in " ".join(bench.stdout.split())
+    run = CliRunner().invoke(cli, ["run", "-e", query, "-i", str(data), "-q", "--stats-json", str(stats)])
+    assert run.exit_code == 0
+    assert (
+        json.loads(report.read_text())["relevant_events"]
+        == json.loads(stats.read_text())["relevant_events"]
+        == 3
+    )
