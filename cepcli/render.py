@@ -225,7 +225,7 @@ def bench_table(result: BenchResult) -> Table:
                 f"{c.peak_buffered_events:,}",
                 f"{c.predicate_evaluations_per_event:.3f}",
                 f"{c.memory_operations_per_event:.3f}",
-                f"{c.peak_memory_mb:.1f}",
+                f"{c.peak_memory_mb:,.1f}" if c.peak_memory_mb >= 10 else f"{c.peak_memory_mb:.2f}",
                 f"{c.matches:,}",
                 "yes" if c.agrees else "[bold red]DIFFERENT[/]",
             )

@@ -103,3 +103,26 @@ def test_bench_counts_relevant_events_as_run_does(tmp_path: Path) -> None:
         == json.loads(stats.read_text())["relevant_events"]
         == 3
     )
+
+
+def test_every_cell_measures_its_own_peak_memory(tmp_path: Path) -> None:
+    """Each cell's peak is that of a run of its own after a warm-up run: the first cell
+    does not carry what a first run fills (caches, imports), and none reads 0."""
+    report = tmp_path / "bench.json"
+    args = [
+        "bench",
+        "patterns/stocks_seq.sase",
+        "--engines",
+        "eager,tree",
+        "--windows",
+        "5min,10min",
+        "--repeat",
+        "1",
+        "--json",
+        str(report),
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    peaks = {(c["window"], c["engine"]): c["peak_memory_mb"] for c in json.loads(report.read_text())["cells"]}
+    assert all(p > 0 for p in peaks.values()), peaks
+    assert peaks[("5min", "eager")] < 5 * peaks[("10min", "eager")] + 0.05, peaks
