@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import cepcli
 from cepcli.cli import cli
+from cepcli.events import Kind
 from cepcli.job import RunOptions, compile_text
 from cepcli.many import Many
 from cepcli.sources.options import InputOptions
@@ -23,6 +24,7 @@ from tests.oracle import MatchKey, oracle
 from tests.strategies import examples, patterns
 
 ENGINES = ("adaptive", "eager", "chain", "tree", "columnar")
+SCHEMA = (("x", Kind.INT), ("y", Kind.INT), ("g", Kind.STR))  # a column may have no value in a stream
 
 
 def _keys(many: Many) -> dict[str, set[MatchKey]]:
@@ -49,7 +51,7 @@ def test_each_query_finds_what_it_finds_alone(example, more, engine: str) -> Non
         queries = [(f"q{i}", compile_text(text)) for i, text in enumerate(texts, 1)]
         many = Many(
             queries,
-            InputOptions("-", chunk_rows=5),
+            InputOptions("-", chunk_rows=5, schema=SCHEMA),  # (the kinds given, as in test_properties)
             RunOptions(engine),
             stdin=io.BytesIO(example.csv.encode()),
         )
