@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +18,7 @@ from cepcli.cli import cli
 from tests.harness import run_engine
 from tests.oracle import oracle
 from tests.test_cases import ENGINES
+from tests.test_streaming import _finish, _line, _start, _write
 
 QUERY = "PATTERN SEQ(A a, B b, NOT C n, A c) WHERE a.x < b.x AND b.x >= c.x WITHIN 6"
 
@@ -102,29 +100,11 @@ def test_on_a_pipe_a_match_waits_for_the_delay_only(tmp_path: Path) -> None:
     """A then B, then a row 3 later: the match (A, B) cannot be preceded by a row to come
     once the latest time is more than the delay (2) past B; it is written then, with the
     pipe still open."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "cepcli",
-        "run",
-        "-e",
-        "PATTERN SEQ(A a, B b) WITHIN 10",
-        "-i",
-        "-",
-        "--format",
-        "jsonl",
-        "-q",
-        "--max-delay",
-        "2",
-    ]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b"type,ts\nA,1\nB,2\n")
-    proc.stdin.flush()
-    proc.stdin.write(b"X,5\n")  # 5 - 2 > 2: A and B are released, and the match with them
-    proc.stdin.flush()
-    ready, _, _ = select.select([proc.stdout], [], [], 60)  # the match, before the pipe closes
-    assert ready, "no match while the pipe was open"
-    assert json.loads(proc.stdout.readline())["b"]["_row"] == 1
-    proc.stdin.close()
-    assert proc.stdout.read() == b"" and proc.wait(timeout=60) == 0
+    proc = _start(tmp_path, "PATTERN SEQ(A a, B b) WITHIN 10", "--max-delay", "2")
+    _write(proc, b"type,ts\nA,1\nB,2\n")
+    _write(proc, b"X,5\n")  # 5 - 2 > 2: A and B are released, and the match with them
+    line = _line(proc, 60)  # the match, before the pipe closes
+    assert line is not None, "no match while the pipe was open"
+    assert json.loads(line)["b"]["_row"] == 1
+    out, _ = _finish(proc)
+    assert out == b""
