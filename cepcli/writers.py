@@ -62,25 +62,33 @@ class CsvWriter:
     def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
         self.stream, self.schema, self.pattern = stream, schema, pattern
         self.written = 0
-        self.text = io.StringIO()  # each row is made here, then written whole
-        self.writer = csv.writer(self.text, lineterminator="\n")
-        self.writer.writerow(flat_columns(schema, pattern))
-        self._row()
+        self.lines = _CsvLines()
+        self.stream.write(self.lines.line(flat_columns(schema, pattern)))
 
     def write(self, match: Match) -> int:
         self.written += 1
-        self.writer.writerow(flat_row(match, self.schema, self.pattern))
-        return encoded_size(self._row(), self.stream)
-
-    def _row(self) -> str:
-        row = self.text.getvalue()
-        self.text.seek(0)
-        self.text.truncate()
+        row = self.lines.line(flat_row(match, self.schema, self.pattern))
         self.stream.write(row)
-        return row
+        return encoded_size(row, self.stream)
 
     def close(self) -> None:
         self.stream.flush()
+
+
+class _CsvLines:
+    """CSV rows as text, each made whole before it is written (a row cut by a full disk or a
+    signal is never half in the output)."""
+
+    def __init__(self) -> None:
+        self.text = io.StringIO()
+        self.writer = csv.writer(self.text, lineterminator="\n")
+
+    def line(self, cells: Sequence[object]) -> str:
+        self.writer.writerow(cells)
+        row = self.text.getvalue()
+        self.text.seek(0)
+        self.text.truncate()
+        return row
 
 
 def shown_columns(
@@ -133,11 +141,9 @@ class ManyWriter:
         self.written = 0
         self.flat = ManyFlat(schema, patterns)
         self.prefix = {query: '{"query":' + json.dumps(query) + "," for query in patterns}
+        self.lines = _CsvLines()
         if fmt == "csv":
-            self.text = io.StringIO()
-            self.writer = csv.writer(self.text, lineterminator="\n")
-            self.writer.writerow(self.flat.columns)
-            self.stream.write(self._taken())
+            self.stream.write(self.lines.line(self.flat.columns))
 
     def write(self, named: tuple[str, Match]) -> int:
         query, match = named
@@ -145,16 +151,9 @@ class ManyWriter:
         if self.fmt == "jsonl":
             line = self.prefix[query] + match_line(match, self.schema, self.flat.names[query])[1:] + "\n"
         else:
-            self.writer.writerow(self.flat.row(query, match))
-            line = self._taken()
+            line = self.lines.line(self.flat.row(query, match))
         self.stream.write(line)
         return encoded_size(line, self.stream)
-
-    def _taken(self) -> str:
-        row = self.text.getvalue()
-        self.text.seek(0)
-        self.text.truncate()
-        return row
 
     def close(self) -> None:
         self.stream.flush()
