@@ -201,24 +201,22 @@ class AdaptiveRuntime:
         keys = self.nfa.keys
         assert keys is not None
         sides = {side for join in keys.joins for side in (join.left, join.right)}
+        bits = {self.nfa.pattern.variable(var).bit: var for var, _ in sides}  # each joined variable once
         wanted = [
             (
                 self.nfa.pattern.variable(var).bit,
-                var,
                 self.schema.index(attr),
                 self.key_values.setdefault((var, attr), set()),
             )
             for var, attr in sorted(sides)
         ]
-        names = {var for _, var, _, _ in wanted}
-        bits = {self.nfa.pattern.variable(var).bit: var for var in names}
         counted = self.key_events
         for event in events:
             if mask := event.mask:
                 for bit, var in bits.items():
                     if mask >> bit & 1:
                         counted[var] = counted.get(var, 0) + 1
-                for bit, _, column, seen in wanted:
+                for bit, column, seen in wanted:
                     if mask >> bit & 1 and present(value := event.values[column]):
                         seen.add(value)
             yield event
