@@ -11,7 +11,7 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__
     import numpy as np
 
     from cepcli.explain import Explanation
+    from cepcli.sources.source import Source
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
 
@@ -114,6 +115,49 @@ def input_path(compiled: Compiled, given: str | None) -> str:
     return "-"
 
 
+def open_checked(
+    queries: Sequence[Compiled],
+    options: InputOptions,
+    data: object,
+    stdin: IO[bytes] | None,
+    stats: Stats,
+    notes: Notes,
+) -> tuple[Source, Schema]:
+    """The input of ``queries`` (``data``, or the path of ``options``, else the first
+    query's FROM, else standard input) opened, its schema read and checked against each
+    query (an error points into that query's text); closed again when that fails. (The
+    readers and pyarrow are imported here, not with this module: ``cepcli check`` and
+    ``explain`` without an input need neither, and pyarrow's import is most of their start.)"""
+    from cepcli.sources.source import Source
+
+    if data is None:
+        options = replace(options, path=input_path(queries[0], options.path))
+    source = Source(options, data, stdin, stats, notes)
+    try:
+        schema = source.schema()
+        for compiled in queries:
+            try:
+                check_schema(compiled.query, schema)
+            except QueryError as err:
+                raise err.located(compiled.text, compiled.path) from None
+    except BaseException:
+        source.close()
+        raise
+    return source, schema
+
+
+def ended(stats: Stats, notes: Notes, source: Source, started: float, written: int) -> None:
+    """What every run does when its matches end (also when stopped early, or failing): the
+    warnings held for the end said, the bad rows skipped counted, the matches handed on, the
+    time and the peak memory taken, the input closed."""
+    notes.flush()  # the warnings said once for the run's largest case
+    notes.bad_rows(stats.bad_rows, stats.first_bad_row)
+    stats.matches = written  # what was handed on, also when stopped early
+    stats.seconds = time.perf_counter() - started
+    stats.peak_rss_mb = peak_rss_mb()
+    source.close()
+
+
 class Job:
     """A compiled query attached to its input (``data``, or the path of ``options``,
     else the query's FROM, else standard input) and checked against its columns."""
@@ -142,22 +186,12 @@ class Job:
                 f"--order is for the chain engines (chain, first-chance, post-processing);"
                 f" {self.run.engine} ignores it"
             )
-        # (the readers and pyarrow are imported here, not with this module: ``cepcli check`` and
-        # ``explain`` without an input need neither, and pyarrow's import is most of their start)
         from cepcli.sources.prefilter import Prefilter
-        from cepcli.sources.source import Source
 
         self.started = time.perf_counter()
-        if data is None:
-            options = replace(options, path=input_path(compiled, options.path))
-        self.source = Source(options, data, stdin, self.stats, self.notes)
+        self.source, self.schema = open_checked([compiled], options, data, stdin, self.stats, self.notes)
         try:
-            self.schema: Schema = self.source.schema()
-            check_schema(compiled.query, self.schema)
             self._warn_text_order(dict(options.schema))
-        except QueryError as err:
-            self.source.close()
-            raise err.located(compiled.text, compiled.path) from None
         except BaseException:
             self.source.close()
             raise
@@ -232,12 +266,7 @@ class Job:
             else:
                 self._warn_unseen()
         finally:
-            self.notes.flush()  # the warnings said once for the run's largest case
-            self.notes.bad_rows(stats.bad_rows, stats.first_bad_row)  # also when stopped early
-            stats.matches = written  # what was handed on, also when stopped early
-            stats.seconds = time.perf_counter() - self.started
-            stats.peak_rss_mb = peak_rss_mb()
-            self.source.close()
+            ended(stats, self.notes, self.source, self.started, written)
 
     def _found(self, order: tuple[str, ...]) -> Iterator[Match]:
         """The engine's matches: events from the source to a runtime, or, for the columnar
@@ -330,4 +359,13 @@ def peak_rss_mb() -> float:
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
 
 
-__all__ = ["Compiled", "Job", "RunOptions", "compile_file", "compile_text", "explain_query"]
+__all__ = [
+    "Compiled",
+    "Job",
+    "RunOptions",
+    "compile_file",
+    "compile_text",
+    "ended",
+    "explain_query",
+    "open_checked",
+]

@@ -19,12 +19,11 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from cepcli.engines import engine, start
-from cepcli.errors import QueryError, UsageError
+from cepcli.errors import UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import Compiled, RunOptions, input_path, peak_rss_mb
+from cepcli.job import Compiled, RunOptions, ended, open_checked
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
-from cepcli.query.checks import check_schema
 from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
@@ -99,22 +98,9 @@ class Many:
         self.notes = notes if notes is not None else Notes(self.stats.warnings)
         self.parts = {name: Stats(engine=self.run.engine) for name in self.names}  # each query's work
         from cepcli.sources.prefilter import Prefilter
-        from cepcli.sources.source import Source
 
         self.started = time.perf_counter()
-        if data is None:
-            options = replace(options, path=input_path(self.queries[0], options.path))
-        self.source = Source(options, data, stdin, self.stats, self.notes)
-        try:
-            self.schema: Schema = self.source.schema()
-            for compiled in self.queries:
-                try:
-                    check_schema(compiled.query, self.schema)
-                except QueryError as err:
-                    raise err.located(compiled.text, compiled.path) from None
-        except BaseException:
-            self.source.close()
-            raise
+        self.source, self.schema = open_checked(self.queries, options, data, stdin, self.stats, self.notes)
         self.stats.input_seconds += time.perf_counter() - self.started
         self.prefilter = Prefilter.merged([Prefilter.of(p, self.schema) for p in patterns])
         self.typed = frozenset().union(*(p.columns for p in patterns))
@@ -133,17 +119,12 @@ class Many:
                     self.stats.extra["stopped_at_max_matches"] = True
                     break
         finally:
-            self.notes.flush()
-            self.notes.bad_rows(self.stats.bad_rows, self.stats.first_bad_row)
-            self.stats.matches = written
-            self.stats.seconds = time.perf_counter() - self.started
-            self.stats.peak_rss_mb = peak_rss_mb()
             self.stats.engine = self.run.engine
             for name, part in self.parts.items():
                 part.matches = found[name]  # what was handed on, also when stopped early
                 add_part(self.stats, part_work(part))  # the run's work: every query's
             self.stats.extra["queries"] = {name: part.as_dict() for name, part in self.parts.items()}
-            self.source.close()
+            ended(self.stats, self.notes, self.source, self.started, written)
 
     def _found(self) -> Iterator[tuple[str, Match]]:
         run, source = self.run, self.source
