@@ -492,7 +492,7 @@ class _Run:
         positions = {v: p[parent] for v, p in table.positions.items()}
         for p in positions.values():
             keep &= p != chosen  # an event bound in the match violates nothing
-        if branch.equiv and next(v for v in branch.variables if v.name == name).keyed:
+        if branch.equiv and self.pattern.variable(name).keyed:
             first_var = next(iter(sorted(bound)))
             keep &= self._same(branch.equiv, positions[first_var], chosen)
         # the window over the match and the violating event: within reach by the interval

@@ -378,6 +378,7 @@ class Source:
         the events of the last delay's worth of time."""
         held: list[tuple[int, int, Event]] = []
         checks: list[_Checks] = []
+        failure: InputError | None = None
         try:
             for kept, masks, error in self.kept(prefilter, stats, typed, checks=checks):
                 for event in self._made(kept, masks, stats):
@@ -387,12 +388,12 @@ class Source:
                     yield heapq.heappop(held)[2]
                 if error is not None:
                     raise error
-        except InputError:
-            while held:
-                yield heapq.heappop(held)[2]
-            raise
+        except InputError as err:
+            failure = err
         while held:
             yield heapq.heappop(held)[2]
+        if failure is not None:
+            raise failure
 
     def columns(
         self, prefilter: Prefilter, stats: Stats, typed: frozenset[str]
