@@ -26,7 +26,7 @@ from cepcli.errors import CepError, InputError, OutputError, QueryError, UsageEr
 from cepcli.events import Kind, Schema
 from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
 from cepcli.many import Many, agreed
-from cepcli.output import match_object
+from cepcli.output import kept, match_object
 from cepcli.plan.pattern import Pattern
 from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
@@ -36,6 +36,7 @@ from cepcli.sources.options import InputOptions
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 
 class Matches:
@@ -43,15 +44,20 @@ class Matches:
 
     Iterating yields each match as a dict (a key per positive variable; its value the
     event as a dict of its columns plus ``_row``, a list of them for a Kleene variable);
-    ``raw()`` yields ``Match`` objects; ``to_pandas()`` collects them in a DataFrame, one row
-    per match with columns ``v._row`` and ``v.<column>``. ``stats`` holds the counters
-    (complete once the iteration ends); ``schema`` and ``pattern`` are known at once."""
+    ``raw()`` yields ``Match`` objects; ``to_arrow()`` collects them in an Arrow table of the
+    result schema (``cepcli.results``: a struct column per variable, typed as the input's
+    kinds); ``to_pandas()`` is that table flattened, one row per match with columns
+    ``v._row`` and ``v.<column>`` in real dtypes. ``show`` keeps those columns of each event
+    (and ``_row``) in every form. ``stats`` holds the counters (complete once the iteration
+    ends); ``schema`` and ``pattern`` are known at once."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, show: tuple[str, ...] | None = None) -> None:
         self.job = job
         self.stats: Stats = job.stats
         self.schema: Schema = job.schema
         self.pattern: Pattern = job.pattern
+        self.show = show
+        self._keep = kept(self.schema, show)
         self._started = False
 
     def raw(self) -> Iterator[Match]:
@@ -66,30 +72,37 @@ class Matches:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for match in self.raw():
-            yield match_object(match, self.schema, self.pattern)
+            yield match_object(match, self.schema, self.pattern, self._keep)
+
+    def to_arrow(self) -> pa.Table:
+        from cepcli.results import Results
+
+        results = Results(self.schema, {None: self.pattern}, self.show)
+        for match in self.raw():
+            results.add(match)
+        return results.table()
 
     def to_pandas(self) -> pd.DataFrame:
-        import pandas as pd
+        from cepcli.results import flat_pandas
 
-        from cepcli.output import flat_columns, flat_row
-
-        names = flat_columns(self.schema, self.pattern)
-        return pd.DataFrame([flat_row(m, self.schema, self.pattern) for m in self.raw()], columns=names)
+        return flat_pandas(self.to_arrow())
 
 
 class ManyMatches:
     """The matches of several queries over one reading of the input (``find`` given a list
     or a dict of queries): each match as a dict whose ``"query"`` is its query's name (its key
     in the dict; ``q1``, ``q2``, ... in a list), then its variables as ``Matches`` gives
-    them; ``raw()`` yields ``(name, Match)``; ``to_pandas()`` a ``query`` column, then each
-    variable's columns (a variable name two queries share, shared). ``stats`` holds the run's
-    counters, each query's in ``stats.extra["queries"]``."""
+    them; ``raw()`` yields ``(name, Match)``; ``to_arrow()`` and ``to_pandas()`` a ``query``
+    column, then each variable's columns (a variable name two queries share, shared).
+    ``stats`` holds the run's counters, each query's in ``stats.extra["queries"]``."""
 
-    def __init__(self, many: Many) -> None:
+    def __init__(self, many: Many, show: tuple[str, ...] | None = None) -> None:
         self.many = many
         self.stats: Stats = many.stats
         self.schema: Schema = many.schema
         self.patterns: dict[str, Pattern] = dict(zip(many.names, many.patterns, strict=True))
+        self.show = show
+        self._keep = kept(self.schema, show)
         self._started = False
 
     def raw(self) -> Iterator[tuple[str, Match]]:
@@ -104,15 +117,21 @@ class ManyMatches:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for name, match in self.raw():
-            yield {"query": name, **match_object(match, self.schema, self.patterns[name])}
+            yield {"query": name, **match_object(match, self.schema, self.patterns[name], self._keep)}
+
+    def to_arrow(self) -> pa.Table:
+        from cepcli.results import Results
+
+        patterns: dict[str | None, Pattern] = {k: v for k, v in self.patterns.items()}
+        results = Results(self.schema, patterns, self.show)
+        for name, match in self.raw():
+            results.add(match, name)
+        return results.table()
 
     def to_pandas(self) -> pd.DataFrame:
-        import pandas as pd
+        from cepcli.results import flat_pandas
 
-        from cepcli.output import ManyFlat
-
-        flat = ManyFlat(self.schema, self.patterns)
-        return pd.DataFrame([flat.row(name, m) for name, m in self.raw()], columns=flat.columns)
+        return flat_pandas(self.to_arrow())
 
 
 def find(
@@ -138,6 +157,7 @@ def find(
     chunk_rows: int | None = None,
     max_row_bytes: int | None = None,
     stats: Stats | None = None,
+    show: tuple[str, ...] | list[str] | None = None,
 ) -> Matches | ManyMatches:
     """Evaluate ``query`` (SASE+ text) over ``data``: a path, a DataFrame or an Arrow
     table. The options are those of ``cepcli run`` (``schema`` maps column names to
@@ -146,7 +166,8 @@ def find(
     (``type_col="type"``, ``time_col="ts"``, a header, no sort, ``on_bad_row="fail"``).
     The input is opened and checked against the query here (errors are
     ``cepcli.errors.CepError``s, whose messages name these keyword arguments); the matches
-    are found as the result is iterated."""
+    are found as the result is iterated. ``show`` keeps those columns of each event (with
+    its ``_row``) in every form of the result."""
     arguments: dict[str, object] = {
         "format": input_format,
         "type_col": type_col,
@@ -164,7 +185,12 @@ def find(
         "schema": schema,
     }
     with as_python():
-        return _find(query, data, engine, order, max_matches, max_instances, stats, arguments)
+        found = _find(query, data, engine, order, max_matches, max_instances, stats, arguments)
+        if show is not None:
+            if isinstance(show, str) or not all(isinstance(c, str) for c in show):
+                raise UsageError("show= is a list of column names, e.g. show=['price']")
+            found.show, found._keep = tuple(show), kept(found.schema, tuple(show))
+        return found
 
 
 def _find(
@@ -241,6 +267,7 @@ _KEYWORDS = {
     "max-delay": "max_delay=",
     "no-header": "header=False",
     "schema": "schema=",
+    "show": "show=",
 }
 _VALUES = {  # what a flag's value looks like (else the word after it is the message's)
     "time-format": r"'[^']*'|%\S+",

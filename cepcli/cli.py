@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -363,8 +363,9 @@ def cli() -> None:
     "fmt",
     type=click.Choice(["table", "jsonl", "csv", "parquet"]),
     default=None,
-    help="How matches are written [default: table; with --spark --output DIR, jsonl]; parquet only"
-    " with --spark --output DIR.",
+    help="How matches are written [default: table; on a stream, jsonl; with --spark --output DIR,"
+    " jsonl]; parquet: one file in the typed result schema, written at the end (with --output FILE or"
+    " a redirected standard output).",
 )
 @click.option(
     "--output",
@@ -378,8 +379,9 @@ def cli() -> None:
     "--show",
     default=None,
     metavar="COL,...",
-    help="The columns the table shows for each event, beside its row and time [default: those"
-    " the WHERE clause reads of its variable, and the [attr] columns].",
+    help="The columns each event has in every format, beside its row (the table: and its time)"
+    " [default: jsonl, csv and parquet all; the table those the WHERE clause reads of its variable,"
+    " and the [attr] columns].",
 )
 @click.option(
     "--stats-json",
@@ -473,6 +475,7 @@ def run_command(
 
     err = _Stderr()  # rich is imported only to print to standard error
     named = _named(query, expression)
+    show_columns = tuple(c.strip() for c in show.split(",") if c.strip()) if show is not None else None
     many: list[tuple[str, Compiled]] | None = None
     if len(named) <= 1:
         _, one_file, one_text = named[0] if named else ("", None, None)
@@ -490,10 +493,6 @@ def run_command(
         many = [(n, c) for (n, _, _), (c, _) in zip(named, prepared, strict=True)]
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances, max_subsets)
     directory = output if use_spark else None  # with --spark the executors write --output
-    if fmt == "parquet" and directory is None:
-        raise click.UsageError(
-            "--format parquet writes a directory of Parquet files: use --spark --output DIR"
-        )
     if fmt is None and directory is None and not use_spark and _streams(compiled, inputs):
         fmt = "jsonl"  # the table waits for the end: on a pipe each match is written as found
         if not quiet:
@@ -523,7 +522,7 @@ def run_command(
     def start(
         schema: Schema, pattern: Pattern, patterns: dict[str, tuple[Pattern, Compiled]] | None = None
     ) -> Callable[[Any], None]:
-        columns = [c.strip() for c in show.split(",") if c.strip()] if show is not None else None
+        columns = list(show_columns) if show_columns is not None else None
         with written_to(name):  # a csv header is written at once, and kept
             shown = shown_columns(pattern, compiled.query, schema, columns)
             if patterns is not None:  # several queries: each match says its query's name
@@ -536,8 +535,12 @@ def run_command(
                     console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
                     each = {q: shown_columns(p, c.query, schema, columns) for q, (p, c) in patterns.items()}
                     writers.append(ManyTableWriter(console, schema, by_name, each))  # type: ignore[arg-type]
+                elif fmt == "parquet":
+                    from cepcli.writers import ParquetWriter
+
+                    writers.append(ParquetWriter(stream, schema, by_name, columns))  # type: ignore[arg-type]
                 else:
-                    writers.append(ManyWriter(fmt, stream, schema, by_name))  # type: ignore[arg-type]
+                    writers.append(ManyWriter(fmt, stream, schema, by_name, columns))  # type: ignore[arg-type]
             elif fmt == "table":
                 from cepcli.render import TableWriter
 
@@ -545,7 +548,7 @@ def run_command(
                 console = _out(file=stream, soft_wrap=False, width=None if stream.isatty() else 1_000)
                 writers.append(TableWriter(console, schema, pattern, shown))
             else:
-                writers.append(writer_for(fmt, stream, schema, pattern))
+                writers.append(writer_for(fmt, stream, schema, pattern, columns))
             stream.flush()
             last.mark()
         writer = writers[0]
@@ -591,7 +594,15 @@ def run_command(
             elif use_spark:
                 from cepcli.spark import SparkOptions, run_spark
 
-                spark = SparkOptions(master, partitions, directory, fmt, verbose, lines=fmt == "jsonl")
+                spark = SparkOptions(
+                    master,
+                    partitions,
+                    directory,
+                    fmt,
+                    verbose,
+                    lines=fmt == "jsonl" and show is None,
+                    show=show_columns,
+                )
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             elif many is not None:
                 from cepcli.many import Many
@@ -623,6 +634,9 @@ def run_command(
                     writers[0].close()
                 stream.flush()
     except KeyboardInterrupt as stop:
+        if fmt == "parquet" and writers and not use_spark:  # the matches so far, as a whole file
+            with suppress(OSError):
+                writers[0].close()
         flush_quietly(stream)
         if writers:  # with --spark --output DIR, the executors' files are Spark's to finish
             live.matches = writers[0].written

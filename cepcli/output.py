@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
 from cepcli.clock import duration_text, iso_text
+from cepcli.errors import UsageError
 from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
@@ -80,27 +82,34 @@ def cell_text(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) ->
     return "" if shown is None else str(shown)
 
 
-def event_object(event: Event, schema: Schema) -> dict[str, Any]:
-    """An event as JSON: all its columns, then ``_row``."""
-    nulls = schema.nulls
-    out = {
-        c: json_value(v, k, nulls)
-        for c, v, k in zip(schema.columns, event.values, schema.current_kinds(), strict=True)
-    }
+def event_object(event: Event, schema: Schema, keep: Sequence[int] | None = None) -> dict[str, Any]:
+    """An event as JSON: its columns (``keep``: the positions of those ``--show`` names),
+    then ``_row``."""
+    nulls, kinds, values, columns = schema.nulls, schema.current_kinds(), event.values, schema.columns
+    if keep is None:
+        out = {c: json_value(v, k, nulls) for c, v, k in zip(columns, values, kinds, strict=True)}
+    else:
+        out = {columns[i]: json_value(values[i], kinds[i], nulls) for i in keep}
     out["_row"] = event.row
     return out
 
 
-def match_object(match: Match, schema: Schema, pattern: Pattern) -> dict[str, Any]:
+def match_object(
+    match: Match, schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
+) -> dict[str, Any]:
     """A match as JSON: a key per positive variable (pattern order), an event object or,
     for a Kleene variable, a list of them in row order."""
     out: dict[str, Any] = {}
     for name, b in ordered(match, variables(pattern)):
-        out[name] = [event_object(e, schema) for e in b] if isinstance(b, tuple) else event_object(b, schema)
+        out[name] = (
+            [event_object(e, schema, keep) for e in b]
+            if isinstance(b, tuple)
+            else event_object(b, schema, keep)
+        )
     return out
 
 
-def match_line(match: Match, schema: Schema, names: list[str]) -> str:
+def match_line(match: Match, schema: Schema, names: list[str], keep: Sequence[int] | None = None) -> str:
     """A match as its jsonl line (no newline): ``match_object`` in compact JSON, each event's
     JSON made once (an event is often part of many matches)."""
     parts = []
@@ -109,19 +118,19 @@ def match_line(match: Match, schema: Schema, names: list[str]) -> str:
         if key is None:
             key = _KEYS[name] = json.dumps(name) + ":"
         if isinstance(b, tuple):
-            parts.append(key + "[" + ",".join([_event_text(e, schema) for e in b]) + "]")
+            parts.append(key + "[" + ",".join([_event_text(e, schema, keep) for e in b]) + "]")
         else:
-            parts.append(key + _event_text(b, schema))
+            parts.append(key + _event_text(b, schema, keep))
     return "{" + ",".join(parts) + "}"
 
 
 _KEYS: dict[str, str] = {}  # a variable's name as a JSON key, with its colon
 
 
-def _event_text(event: Event, schema: Schema) -> str:
-    text = event.text
+def _event_text(event: Event, schema: Schema, keep: Sequence[int] | None) -> str:
+    text = event.text  # (made with one run's ``keep``)
     if text is None:
-        obj = event_object(event, schema)
+        obj = event_object(event, schema, keep)
         if Kind.DECIMAL in schema.kinds:
             text = event.text = json_text(obj)
         else:
@@ -211,22 +220,36 @@ def _decimal(obj: dict[str, Any]) -> object:
     return Decimal(obj["$"])
 
 
-def flat_columns(schema: Schema, pattern: Pattern) -> list[str]:
-    """The columns of the flat (csv, DataFrame) form: ``v._row`` and ``v.<column>``."""
-    return [f"{n}.{c}" for n in variables(pattern) for c in ("_row", *schema.columns)]
+def flat_columns(schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None) -> list[str]:
+    """The columns of the flat (csv) form: ``v._row`` and ``v.<column>`` (``keep``: the
+    positions of the columns ``--show`` names)."""
+    columns = schema.columns if keep is None else [schema.columns[i] for i in keep]
+    return [f"{n}.{c}" for n in variables(pattern) for c in ("_row", *columns)]
 
 
-def flat_row(match: Match, schema: Schema, pattern: Pattern) -> list[Any]:
+def flat_row(match: Match, schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None) -> list[Any]:
     """A match in the flat form; a Kleene variable's values joined with ``;``, a variable
     the match's OR branch does not bind left empty."""
     bound = dict(match.bindings)
     line: list[Any] = []
+    kinds = schema.current_kinds()
+    positions = range(len(kinds)) if keep is None else keep
     for name in variables(pattern):
         events = events_of(bound.get(name))
         line.append(";".join(str(e.row) for e in events))
-        for i, kind in enumerate(schema.current_kinds()):
-            line.append(";".join(cell_text(e.values[i], kind, schema.nulls) for e in events))
+        for i in positions:
+            line.append(";".join(cell_text(e.values[i], kinds[i], schema.nulls) for e in events))
     return line
+
+
+def kept(schema: Schema, show: Sequence[str] | None) -> tuple[int, ...] | None:
+    """The positions of the columns ``--show`` (``show=``) names, checked; None: all."""
+    if show is None:
+        return None
+    unknown = [c for c in show if c not in schema.columns]
+    if unknown:
+        raise UsageError(f"--show names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})")
+    return tuple(schema.index(c) for c in dict.fromkeys(show))
 
 
 class ManyFlat:
@@ -234,16 +257,19 @@ class ManyFlat:
     the columns of every query's variables in the order first met (a variable name two
     queries share shares its columns; a query's match leaves the others empty)."""
 
-    def __init__(self, schema: Schema, patterns: dict[str, Pattern]) -> None:
-        self.schema, self.patterns = schema, patterns
+    def __init__(
+        self, schema: Schema, patterns: dict[str, Pattern], keep: Sequence[int] | None = None
+    ) -> None:
+        self.schema, self.patterns, self.keep = schema, patterns, keep
         self.names = {query: variables(p) for query, p in patterns.items()}
         union = list(dict.fromkeys(n for names in self.names.values() for n in names))
-        self.width = 1 + len(schema.columns)  # a variable's cells: its row and every column
+        columns = schema.columns if keep is None else [schema.columns[i] for i in keep]
+        self.width = 1 + len(columns)  # a variable's cells: its row and every column kept
         self.at = {n: i * self.width for i, n in enumerate(union)}
-        self.columns = ["query", *(f"{n}.{c}" for n in union for c in ("_row", *schema.columns))]
+        self.columns = ["query", *(f"{n}.{c}" for n in union for c in ("_row", *columns))]
 
     def row(self, query: str, match: Match) -> list[Any]:
-        cells = flat_row(match, self.schema, self.patterns[query])
+        cells = flat_row(match, self.schema, self.patterns[query], self.keep)
         line: list[Any] = [query, *[""] * (len(self.columns) - 1)]
         width = self.width
         for k, name in enumerate(self.names[query]):

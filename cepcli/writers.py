@@ -8,12 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Protocol
 
 from cepcli.errors import UsageError
 from cepcli.events import Schema
-from cepcli.output import ManyFlat, flat_columns, flat_row, match_line, variables
+from cepcli.output import ManyFlat, flat_columns, flat_row, kept, match_line, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
@@ -32,13 +32,15 @@ class MatchWriter(Protocol):
 class JsonlWriter:
     """One JSON object per line and match."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
-        self.stream, self.schema, self.names = stream, schema, variables(pattern)
+    def __init__(
+        self, stream: IO[str], schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
+    ) -> None:
+        self.stream, self.schema, self.names, self.keep = stream, schema, variables(pattern), keep
         self.written = 0
 
     def write(self, match: Match) -> int:
         self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
-        line = match_line(match, self.schema, self.names) + "\n"
+        line = match_line(match, self.schema, self.names, self.keep) + "\n"
         self.stream.write(line)
         return encoded_size(line, self.stream)
 
@@ -59,15 +61,17 @@ class CsvWriter:
     A Kleene variable's values are joined with ``;`` in row order; a variable that
     the match's OR branch does not bind is left empty."""
 
-    def __init__(self, stream: IO[str], schema: Schema, pattern: Pattern) -> None:
-        self.stream, self.schema, self.pattern = stream, schema, pattern
+    def __init__(
+        self, stream: IO[str], schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
+    ) -> None:
+        self.stream, self.schema, self.pattern, self.keep = stream, schema, pattern, keep
         self.written = 0
         self.lines = _CsvLines()
-        self.stream.write(self.lines.line(flat_columns(schema, pattern)))
+        self.stream.write(self.lines.line(flat_columns(schema, pattern, keep)))
 
     def write(self, match: Match) -> int:
         self.written += 1
-        row = self.lines.line(flat_row(match, self.schema, self.pattern))
+        row = self.lines.line(flat_row(match, self.schema, self.pattern, self.keep))
         self.stream.write(row)
         return encoded_size(row, self.stream)
 
@@ -98,10 +102,8 @@ def shown_columns(
     by default those the WHERE clause reads of it, and the ``[attr]`` columns."""
     names = variables(pattern)
     if show is not None:
-        unknown = [c for c in show if c not in schema.columns]
-        if unknown:
-            raise UsageError(f"--show names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})")
-        return {name: list(show) for name in names}
+        kept(schema, show)  # (checked)
+        return {name: list(dict.fromkeys(show)) for name in names}
     out: dict[str, list[str]] = {name: [] for name in names}
     hidden = {schema.type_col, schema.time_col}
     for node in a.iter_expr(query.where) if query.where is not None else []:
@@ -123,23 +125,76 @@ def encoded_size(text: str, stream: IO[str]) -> int:
     )
 
 
-def writer_for(fmt: str, stream: IO[str], schema: Schema, pattern: Pattern) -> MatchWriter:
-    """The writer of ``--format jsonl`` or ``csv``."""
+def writer_for(
+    fmt: str, stream: IO[str], schema: Schema, pattern: Pattern, show: Sequence[str] | None = None
+) -> MatchWriter:
+    """The writer of ``--format jsonl``, ``csv`` or ``parquet``, each event with the columns
+    ``show`` names (``--show``; all by default) and its row."""
     if fmt == "jsonl":
-        return JsonlWriter(stream, schema, pattern)
+        return JsonlWriter(stream, schema, pattern, kept(schema, show))
     if fmt == "csv":
-        return CsvWriter(stream, schema, pattern)
+        return CsvWriter(stream, schema, pattern, kept(schema, show))
+    if fmt == "parquet":
+        return ParquetWriter(stream, schema, {None: pattern}, show)
     raise UsageError(f"no match writer for --format {fmt}")
+
+
+class ParquetWriter:
+    """The matches as one Parquet file in the result schema (``cepcli.results``), written
+    when the run ends (or is interrupted): a file of Parquet is whole or absent, never cut
+    after a match. The matches wait as typed Arrow columns meanwhile (each event once)."""
+
+    def __init__(
+        self,
+        stream: IO[str],
+        schema: Schema,
+        patterns: Mapping[str | None, Pattern],
+        show: Sequence[str] | None = None,
+    ) -> None:
+        from cepcli.results import Results
+
+        if stream.isatty():
+            raise UsageError("--format parquet does not go to a terminal: give --output FILE")
+        self.stream = stream
+        self.results = Results(schema, patterns, show)
+        self.written = 0
+        self.closed = False
+
+    def write(self, match: Match | tuple[str, Match]) -> int:
+        self.written += 1
+        if isinstance(match, tuple):
+            self.results.add(match[1], match[0])
+        else:
+            self.results.add(match)
+        return 0
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        import pyarrow.parquet as pq
+
+        self.stream.flush()
+        pq.write_table(self.results.table(), self.stream.buffer)  # type: ignore[attr-defined]
+        self.stream.buffer.flush()  # type: ignore[attr-defined]
 
 
 class ManyWriter:
     """The matches of several queries (``cepcli.many``) in one jsonl or csv output, each
     saying which query found it: jsonl's ``"query"`` key first; csv's ``ManyFlat`` rows."""
 
-    def __init__(self, fmt: str, stream: IO[str], schema: Schema, patterns: dict[str, Pattern]) -> None:
+    def __init__(
+        self,
+        fmt: str,
+        stream: IO[str],
+        schema: Schema,
+        patterns: dict[str, Pattern],
+        show: Sequence[str] | None = None,
+    ) -> None:
         self.fmt, self.stream, self.schema = fmt, stream, schema
         self.written = 0
-        self.flat = ManyFlat(schema, patterns)
+        self.keep = kept(schema, show)
+        self.flat = ManyFlat(schema, patterns, self.keep)
         self.prefix = {query: '{"query":' + json.dumps(query) + "," for query in patterns}
         self.lines = _CsvLines()
         if fmt == "csv":
@@ -149,7 +204,11 @@ class ManyWriter:
         query, match = named
         self.written += 1
         if self.fmt == "jsonl":
-            line = self.prefix[query] + match_line(match, self.schema, self.flat.names[query])[1:] + "\n"
+            line = (
+                self.prefix[query]
+                + match_line(match, self.schema, self.flat.names[query], self.keep)[1:]
+                + "\n"
+            )
         else:
             line = self.lines.line(self.flat.row(query, match))
         self.stream.write(line)

@@ -244,11 +244,13 @@ def test_the_executors_write_the_matches_to_a_directory(spark: object, tmp_path:
             frozenset((v, tuple(e["_row"] for e in (o[v] if isinstance(o[v], list) else [o[v]]))) for v in o)
             for o in objects
         }
-    elif fmt == "parquet":
-        frame = pq.read_table(out).to_pandas()
+    elif fmt == "parquet":  # the result schema: a struct per variable, a Kleene one a list of them
         keys = {
-            frozenset((v, tuple(int(r) for r in str(row[f"{v}._row"]).split(";"))) for v in ("a", "b", "c"))
-            for _, row in frame.iterrows()
+            frozenset(
+                (v, tuple(e["_row"] for e in row[v]) if isinstance(row[v], list) else (row[v]["_row"],))
+                for v in row
+            )
+            for row in pq.read_table(out).to_pylist()
         }
     else:
         import csv as reader
@@ -260,6 +262,46 @@ def test_the_executors_write_the_matches_to_a_directory(spark: object, tmp_path:
         }
     assert keys == case.expected
     assert json.loads(stats.read_text())["matches"] == len(case.expected)
+
+
+TYPED_ROWS = (
+    "ts,type,x,p,when,note\n"
+    "2024-01-01T00:00:00Z,A,-9223372036854775808,0.1,2024-01-01T00:00:00Z,n1\n"
+    "2024-01-01T00:00:01Z,B,2,123456789012345678.123456789,,n2\n"
+    "2024-01-01T00:00:02Z,B,3,NA,2024-01-02T00:00:00.000001Z,\n"
+    "2024-01-01T00:00:03Z,C,9223372036854775807,2,2024-01-03T00:00:00Z,n4\n"
+)
+
+
+def test_spark_parquet_is_the_local_result_schema(spark: object, tmp_path: Path) -> None:
+    """``--spark --output DIR --format parquet`` writes the rows ``to_arrow()`` gives locally,
+    typed alike: int64 extremes, exact decimals (Spark's 38 digits, the scale the values
+    need), times as UTC instants (Spark's microseconds), text, a Kleene variable as a list."""
+    import cepcli
+
+    data = tmp_path / "in.csv"
+    data.write_text(TYPED_ROWS)
+    query = "PATTERN SEQ(A a, B+ b[], C c) WITHIN 10 s"
+    out = tmp_path / "matches"
+    args = ["run", "-e", query, "-i", str(data), "--schema", "p:decimal", "--spark", "--master", "local[2]"]
+    result = CliRunner().invoke(cli, [*args, "--format", "parquet", "--output", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    written = pq.read_table(out)
+    local = cepcli.find(query, data, schema={"p": "decimal"}).to_arrow()
+    assert written.column_names == local.column_names == ["a", "b", "c"]
+    a = written.schema.field("a").type
+    assert [f.name for f in a] == ["_row", "ts", "type", "x", "p", "when", "note"]
+    assert a.field("x").type == pa.int64() and a.field("p").type == pa.decimal128(38, 9)
+    assert a.field("ts").type == a.field("when").type == pa.timestamp("us", tz="UTC")
+    assert pa.types.is_list(written.schema.field("b").type)
+
+    def rows(table: pa.Table) -> list[str]:
+        return sorted(json.dumps(r, default=str, sort_keys=True) for r in table.to_pylist())
+
+    # the local times in microseconds, its decimals at Spark's scale: then the same rows
+    microseconds = local.cast(written.schema)
+    assert rows(written) == rows(microseconds)
+    assert len(written) == 3
 
 
 def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:

@@ -118,6 +118,7 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
         )
     typed: list[pa.Array] = []
     pending: list[tuple[int, Kind]] = []
+    shaped: set[int] = set()  # text columns typed here (a decimal's shape checked, markers gone)
     for i, (column_name, column) in enumerate(zip(schema.columns, columns, strict=True)):
         if typer.kinds[i] is Kind.PENDING:
             _decide(column, i, typer, raw)
@@ -139,6 +140,7 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
             values, wrong = column, np.zeros(0, dtype=np.int64)
         elif column_name in typer.typed or typer.streaming:
             values, wrong = type_text(column, kind, typer.nulls)
+            shaped.add(i)
             if len(wrong) and typer.streaming and kind is Kind.INT:
                 values, wrong = _widen(column, i, wrong, typer, raw)
             if column_name not in typer.typed:
@@ -161,8 +163,8 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
     text_decimals = frozenset(
         i
         for i, (k, c) in enumerate(zip(typer.kinds, typed, strict=True))
-        if k is Kind.DECIMAL and pa.types.is_string(c.type)
-    )
+        if k is Kind.DECIMAL and pa.types.is_string(c.type) and i in shaped
+    )  # (an unread column's text stays text, typed when written, as every kind's)
     return TypedBatch(
         raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals, tuple(pending)
     )

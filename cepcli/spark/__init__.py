@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cepcli.clock import Slice, Window
 from cepcli.engines import engine
@@ -58,6 +58,9 @@ from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
 from cepcli.spark.ship import ship
 from cepcli.spark.splits import Split
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = ["OUTPUT_FORMATS", "SparkError", "SparkOptions", "run_spark"]
 
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
@@ -74,6 +77,7 @@ class SparkOptions:
     shard_seconds: float | None = None  # cuts time every so many seconds (the tests' tiny shards)
     split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
     lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
+    show: tuple[str, ...] | None = None  # the columns each event keeps (--show; None: all)
 
 
 def _need_pyspark() -> None:
@@ -439,7 +443,12 @@ def _read_frame(spark_session: Any, reading: Reading, jobs: list[tuple[int, Spli
 
 
 def _spark_schema(schema: Any) -> Any:
+    import pyarrow as pa
     from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if any(pa.types.is_nested(f.type) for f in schema):  # the result schema's columns
+        return from_arrow_schema(schema, prefer_timestamp_ntz=False)
 
     spark_types = {
         "int64": T.LongType(),
@@ -543,7 +552,8 @@ def _evaluate(
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from cepcli.output import flat_columns
+    from cepcli.output import flat_columns, kept
+    from cepcli.results import shipped_schema, spark_facts
     from cepcli.spark.shards import SHARD, Evaluation, evaluate
 
     context = spark_session.sparkContext
@@ -556,7 +566,9 @@ def _evaluate(
         return
     bounds = _bounds(data, spark, context, relevant, reports)
     lap("bounds")
-    flat = spark.output is not None and spark.output_format != "jsonl"
+    typed = spark.output is not None and spark.output_format == "parquet"
+    flat = spark.output is not None and spark.output_format == "csv"
+    keep = kept(reading.schema, spark.show)
     job = Evaluation(
         reading,
         options.engine,
@@ -568,16 +580,22 @@ def _evaluate(
         options.max_subsets,
         flat,
         spark.lines or spark.output is not None,  # the jsonl lines, written as they are
+        typed,
+        keep,
     )
-    names = flat_columns(reading.schema, pattern)
+    names = flat_columns(reading.schema, pattern, keep)
+    typed_schema = shipped_schema(reading.schema, pattern, spark.show) if typed else pa.schema([])
     out = pa.schema(
         [pa.field("kind", pa.string()), pa.field("text", pa.string())]
         + ([pa.field(n, pa.string()) for n in names] if flat else [])
+        + list(typed_schema)
     )
 
     def one_shard(table: pa.Table) -> pa.Table:
         shard = index[int(table.column(SHARD)[0].as_py())]
         found = evaluate(job, shard, table.drop_columns([SHARD]))
+        if typed:
+            return _typed_shard(found, reading, pattern, spark.show, typed_schema, out)
         rows = list(found) if flat else packed(found)
         columns: dict[str, list[Any]] = {
             "kind": [r["kind"] for r in rows],
@@ -607,12 +625,22 @@ def _evaluate(
     held.append(result)
     context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
     # every shard, in parallel (the matches wait in the cache for the writers)
-    shard_stats = [json.loads(r[0]) for r in result.filter(result.kind == "stats").select("text").collect()]
+    reported = result.filter(result.kind.isin("stats", "typed")).select("kind", "text").collect()
+    shard_stats = [json.loads(r[1]) for r in reported if r[0] == "stats"]
     lap("evaluate")
     _merge(stats, shard_stats, notes)
     matches = result.filter(result.kind == "match")
     if spark.output is not None:
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
+        if typed:
+            scales, finer = spark_facts(json.loads(r[1]) for r in reported if r[0] == "typed")
+            if finer:
+                notes.warn(
+                    f"{finer:,} times of matched events had digits finer than a microsecond: Spark's"
+                    " timestamps hold microseconds, and the Parquet files have them cut there"
+                )
+            decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
+            matches = matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
         _write(matches, spark, names)
         lap("write")
         stats.matches = sum(int(s["matches"]) for s in shard_stats)
@@ -827,9 +855,74 @@ def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
     assert spark.output is not None
     if spark.output_format == "jsonl":
         matches.select("text").write.mode("errorifexists").text(spark.output)
-        return
-    flat = matches.select(*[F.col(f"`{n}`") for n in names])
-    if spark.output_format == "csv":
+    elif spark.output_format == "csv":
+        flat = matches.select(*[F.col(f"`{n}`") for n in names])
         flat.write.mode("errorifexists").option("header", True).csv(spark.output)
-    else:
-        flat.write.mode("errorifexists").parquet(spark.output)
+    else:  # the result schema's columns, typed (_typed_shard, _decimals); times as UTC instants
+        matches.sparkSession.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        matches.write.mode("errorifexists").parquet(spark.output)
+
+
+def _typed_shard(
+    found: Iterator[dict[str, Any]],
+    reading: Reading,
+    pattern: Pattern,
+    show: tuple[str, ...] | None,
+    result: pa.Schema,
+    out: pa.Schema,
+) -> pa.Table:
+    """A shard's matches in the result schema as Spark receives it (``results.shipped``),
+    then its stats row and a ``typed`` row: its decimals' scales, its finer times."""
+    import pyarrow as pa
+
+    from cepcli.results import Results, shipped
+
+    results = Results(reading.schema, {None: pattern}, show)
+    others = []
+    for row in found:
+        if row["kind"] == "match":
+            results.add(row["match"])
+        else:
+            others.append(row)
+    table, facts = shipped(results.table(), result)
+    n = table.num_rows
+    matches = pa.table([pa.array(["match"] * n), pa.nulls(n, pa.string()), *table.columns], schema=out)
+    others.append({"kind": "typed", "text": json.dumps(facts)})
+    rest = pa.table(
+        [
+            pa.array([r["kind"] for r in others], pa.string()),
+            pa.array([r.get("text") for r in others], pa.string()),
+            *(pa.nulls(len(others), f.type) for f in result),
+        ],
+        schema=out,
+    )
+    return pa.concat_tables([matches, rest])
+
+
+def _decimals(field: pa.Field, decimal: set[str], scales: dict[str, int]) -> Any:
+    """A variable's column with its decimals' text (``decimal``: the columns of that kind)
+    cast to Spark decimals of the largest scale any shard met (38 digits in all, Spark's
+    most); the other columns as they are."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    column = F.col(field.name)
+    spark_type: Any = from_arrow_type(field.type)
+    listed = isinstance(spark_type, T.ArrayType)
+    struct: Any = spark_type.elementType if listed else spark_type
+    if not any(f.name in decimal for f in struct.fields):
+        return column
+    typed = T.StructType(
+        [
+            T.StructField(
+                f.name,
+                T.DecimalType(38, scales.get(f"{field.name}.{f.name}", 0))
+                if f.name in decimal
+                else f.dataType,
+                f.nullable,
+            )
+            for f in struct.fields
+        ]
+    )
+    return column.cast(T.ArrayType(typed) if listed else typed).alias(field.name)

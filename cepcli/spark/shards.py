@@ -48,14 +48,16 @@ class Evaluation:
     cut: int | None  # a bad row stops the input there (--on-bad-row fail)
     max_instances: int | None  # a shard stops past this many live instances (the driver says why)
     max_subsets: int  # a shard warns past this many subsets of one Kleene candidate set
-    flat: bool  # the matches' flat columns too (csv and Parquet output to a directory)
+    flat: bool  # the matches' flat columns too (csv output to a directory)
     lines: bool  # a match's text is its jsonl line (else ``MatchCodec``'s, for the driver's writers)
+    typed: bool = False  # the ``Match`` itself, for the result schema (Parquet output to a directory)
+    keep: tuple[int, ...] | None = None  # the positions of the columns each event keeps (--show)
 
 
 def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str, Any]]:
     """The matches one shard owns (``kind`` ``match``: its text, the jsonl line ``match_line``
     or with ``lines`` off the ``MatchCodec`` line the driver's writers decode; with ``flat``
-    the flat columns instead), then its statistics (``kind`` ``stats``)."""
+    the flat columns instead, with ``typed`` the match), then its statistics (``kind`` ``stats``)."""
     began = time.time()
     reading = job.reading
     compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
@@ -78,10 +80,12 @@ def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str,
                 continue  # another shard owns it
             owned += 1
             row: dict[str, Any] = {"kind": "match"}
-            if job.flat:
-                row["flat"] = flat_row(match, schema, pattern)
+            if job.typed:
+                row["match"] = match
+            elif job.flat:
+                row["flat"] = flat_row(match, schema, pattern, job.keep)
             else:
-                row["text"] = match_line(match, schema, names) if job.lines else codec.encode(match)
+                row["text"] = match_line(match, schema, names, job.keep) if job.lines else codec.encode(match)
             yield row
     except _Cut:
         pass  # a bad row stopped the input: what waited for later rows stays undecided

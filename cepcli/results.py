@@ -1,0 +1,382 @@
+"""Matches as typed Arrow data: the one result schema of ``Matches.to_arrow()``,
+``to_pandas()``, ``--format parquet`` and ``--spark --output DIR --format parquet``.
+
+A match is one row. Each positive variable of the pattern is a column (pattern order), a
+struct of the bound event's ``_row`` (int64) and its columns (``show``: only those); a Kleene
+variable is a list of such structs, in row order; a variable the match's OR branch does not
+bind is null. With several queries a ``query`` column (text) comes first, and a variable
+name two queries share is one column. Each column has the type of its kind
+(``RESULT_TYPES``): the time column is the time cepcli read (``timestamp[ns, UTC]``), a
+decimal column has the precision and scale its values need (``decimal_type``), a nested
+value is its JSON text. A value that contradicts its column's kind (a column the query did
+not read, so never checked) is null.
+
+Events repeat across matches: each is typed once, and a variable's column is a ``take`` of
+the typed events.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cepcli.errors import UsageError
+from cepcli.events import Event, Kind, Schema
+from cepcli.output import kept, variables
+from cepcli.plan.pattern import Pattern
+from cepcli.runtime.matches import Match
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TIME_TYPE = pa.timestamp("ns", tz="UTC")
+RESULT_TYPES: dict[Kind, pa.DataType] = {
+    Kind.INT: pa.int64(),
+    Kind.FLOAT: pa.float64(),
+    Kind.BOOL: pa.bool_(),
+    Kind.TIME: TIME_TYPE,
+    Kind.DURATION: pa.duration("ns"),
+    Kind.STR: pa.string(),
+    Kind.OTHER: pa.string(),  # JSON text
+    Kind.UNKNOWN: pa.string(),
+    Kind.PENDING: pa.string(),
+}
+CHUNK = 1 << 16  # matches per record batch
+
+
+class Results:
+    """Matches collected as typed Arrow data. ``patterns`` maps each query's name to its
+    pattern (``None`` as the only name: one query, no ``query`` column)."""
+
+    def __init__(
+        self, schema: Schema, patterns: Mapping[str | None, Pattern], show: Sequence[str] | None = None
+    ) -> None:
+        self.schema = schema
+        keep = kept(schema, show)
+        self.columns = list(schema.columns) if keep is None else [schema.columns[i] for i in keep]
+        self.names = {query: variables(p) for query, p in patterns.items()}
+        shapes: dict[str, tuple[bool, str | None]] = {}  # a variable's name -> Kleene?, its first query
+        for query, p in patterns.items():
+            for v in p.variables:
+                if v.negated:
+                    continue
+                kleene, first = shapes.setdefault(v.name, (v.kleene, query))
+                if kleene != v.kleene:
+                    one, other = (query, first) if v.kleene else (first, query)
+                    raise UsageError(
+                        f"query {one}'s {v.name} is a Kleene variable, {other}'s is not: they cannot share"
+                        f" the result column {v.name} (rename one)"
+                    )
+        self.kleene = {name for name, (kleene, _) in shapes.items() if kleene}
+        self.variables = list(dict.fromkeys(n for names in self.names.values() for n in names))
+        self.named = None not in patterns
+        self.queries: list[str] = []
+        self.events: list[Event] = []
+        self.index: dict[int, int] = {}  # an event's row -> its place in events
+        self.batches: list[pa.RecordBatch] = []
+        self.typed_upto = 0  # events typed into self.typed so far
+        self.typed: list[list[pa.Array]] = []  # per column, the events' typed values in chunks
+        self._reset()
+
+    def _reset(self) -> None:
+        self.count = 0
+        self.picks: dict[str, array[int]] = {
+            n: array("q") for n in self.variables
+        }  # event place, -1: unbound
+        self.offsets: dict[str, array[int]] = {n: array("q", [0]) for n in self.kleene}
+        self.queries = []
+
+    def add(self, match: Match, query: str | None = None) -> None:
+        bound = dict(match.bindings)
+        index, events = self.index, self.events
+        for name in self.variables:
+            binding = bound.get(name)
+            if name in self.kleene:
+                offsets = self.offsets[name]
+                if binding is None:  # no element: the list is null (a bound one has one or more)
+                    offsets.append(offsets[-1])
+                    continue
+                assert isinstance(binding, tuple)
+                for event in binding:
+                    at = index.get(event.row)
+                    if at is None:
+                        at = index[event.row] = len(events)
+                        events.append(event)
+                    self.picks[name].append(at)
+                offsets.append(offsets[-1] + len(binding))
+                continue
+            if binding is None:
+                self.picks[name].append(-1)
+                continue
+            assert not isinstance(binding, tuple)
+            at = index.get(binding.row)
+            if at is None:
+                at = index[binding.row] = len(events)
+                events.append(binding)
+            self.picks[name].append(at)
+        if self.named:
+            assert query is not None
+            self.queries.append(query)
+        self.count += 1
+        if self.count >= CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.count:
+            self.batches.append(self._batch())
+        self._reset()
+
+    def _batch(self) -> pa.RecordBatch:
+        self._type_new_events()
+        typed = [_joined(chunks) for chunks in self.typed]
+        self.typed = [[c] for c in typed]
+        arrays: list[pa.Array] = []
+        names: list[str] = []
+        if self.named:
+            arrays.append(pa.array(self.queries, pa.string()))
+            names.append("query")
+        fields = ["_row", *self.columns]
+        for name in self.variables:
+            picks = pa.array(self.picks[name], pa.int64())
+            if name in self.kleene:
+                offsets = pa.array(self.offsets[name], pa.int32())
+                values = pa.StructArray.from_arrays([c.take(picks) for c in typed], fields)
+                unbound = pc.equal(pc.list_value_length(pa.ListArray.from_arrays(offsets, picks)), 0)
+                arrays.append(pa.ListArray.from_arrays(offsets, values, mask=unbound))
+            else:
+                unbound_mask = pc.equal(picks, -1)
+                taken = [c.take(pc.if_else(unbound_mask, pa.scalar(None, pa.int64()), picks)) for c in typed]
+                arrays.append(pa.StructArray.from_arrays(taken, fields, mask=unbound_mask))
+            names.append(name)
+        return pa.RecordBatch.from_arrays(arrays, names)
+
+    def _type_new_events(self) -> None:
+        new = self.events[self.typed_upto :]
+        schema = self.schema
+        if not self.typed:
+            self.typed = [[] for _ in range(1 + len(self.columns))]
+        self.typed[0].append(pa.array([e.row for e in new], pa.int64()))
+        for k, column in enumerate(self.columns, 1):
+            if column == schema.time_col:
+                self.typed[k].append(pa.array([e.ts for e in new], pa.int64()).cast(TIME_TYPE))
+                continue
+            i = schema.index(column)
+            self.typed[k].append(typed_values([e.values[i] for e in new], schema.kind_at(i), schema.nulls))
+        self.typed_upto = len(self.events)
+
+    def table(self) -> pa.Table:
+        """Every match added so far, as one table (decimal columns unified to the precision
+        and scale every chunk needs)."""
+        self._flush()
+        if not self.batches:
+            self.batches.append(self._batch())
+        batches = self.batches
+        if len(batches) > 1:
+            target = unified(b.schema for b in batches)
+            batches = [b.cast(target) if b.schema != target else b for b in batches]
+        return pa.Table.from_batches(batches)
+
+
+def _joined(chunks: list[pa.Array]) -> pa.Array:
+    """One column's typed events, made batch by batch, as one array (decimals of the
+    precision and scale every part needs)."""
+    if len(chunks) == 1:
+        return chunks[0]
+    if pa.types.is_decimal(chunks[0].type):
+        target = decimal_type(c.type for c in chunks)
+        chunks = [c.cast(target) for c in chunks]
+    return pa.concat_arrays(chunks)
+
+
+def typed_values(values: list[object], kind: Kind, nulls: frozenset[str]) -> pa.Array:
+    """One column of events' values as the result type of ``kind``: typed values as they
+    are, text (a column the query did not read) typed here as the input's kinds say."""
+    if kind is Kind.DECIMAL:
+        numbers = pa.array([_decimal(v, nulls) for v in values])
+        return numbers if pa.types.is_decimal(numbers.type) else pa.nulls(len(values), pa.decimal128(1, 0))
+    target = RESULT_TYPES[kind]
+    texts = [isinstance(v, str) for v in values]
+    if kind not in (Kind.STR, Kind.OTHER, Kind.UNKNOWN, Kind.PENDING) and any(texts):
+        from cepcli.sources.kinds import type_text
+
+        text = pa.array([v if t else None for v, t in zip(values, texts, strict=True)], pa.string())
+        typed, _ = type_text(text, kind, pa.array(sorted(nulls), pa.string()))
+        typed = typed.cast(pa.int64()).cast(target) if kind.timed else typed.cast(target)
+        if all(texts):
+            return typed
+        rest = typed_values([None if t else v for v, t in zip(values, texts, strict=True)], kind, nulls)
+        return pc.if_else(pa.array(texts, pa.bool_()), typed, rest)
+    if kind in (Kind.STR, Kind.OTHER, Kind.UNKNOWN, Kind.PENDING):
+        return pa.array([v if v is None or isinstance(v, str) else str(v) for v in values], pa.string())
+    if kind is Kind.FLOAT:
+        return pa.array([None if v is None or v != v else float(v) for v in values], target)  # type: ignore[arg-type]
+    if kind.timed:
+        return pa.array(values, pa.int64()).cast(target)
+    try:
+        return pa.array(values, target)
+    except OverflowError:  # an unsigned 64-bit value beyond int64 (Parquet): kept exactly
+        return pa.array(values, pa.uint64())
+
+
+def _decimal(value: object, nulls: frozenset[str]) -> object:
+    if isinstance(value, str):
+        if value in nulls:
+            return None
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+        return number if number.is_finite() else None
+    return value
+
+
+def _result_type(table_types: Mapping[str, pa.DataType], columns: Sequence[str]) -> pa.DataType:
+    return pa.struct([pa.field("_row", pa.int64()), *(pa.field(c, table_types[c]) for c in columns)])
+
+
+def shipped_schema(schema: Schema, pattern: Pattern, show: Sequence[str] | None) -> pa.Schema:
+    """The result schema as Spark receives it from a shard: a decimal as its exact text (its
+    scale is known once every shard has reported: ``spark_facts``), times and durations in
+    microseconds (Spark's own)."""
+    keep = kept(schema, show)
+    columns = list(schema.columns) if keep is None else [schema.columns[i] for i in keep]
+    spark = {
+        Kind.DECIMAL: pa.string(),
+        Kind.TIME: pa.timestamp("us", tz="UTC"),
+        Kind.DURATION: pa.duration("us"),
+    }
+    types = {c: spark.get(schema.kind(c), RESULT_TYPES.get(schema.kind(c), pa.string())) for c in columns}
+    struct = _result_type(types, columns)
+    return pa.schema(
+        [
+            pa.field(v.name, pa.list_(struct) if v.kleene else struct)
+            for v in pattern.variables
+            if not v.negated
+        ]
+    )
+
+
+def shipped(table: pa.Table, target: pa.Schema) -> tuple[pa.Table, dict[str, object]]:
+    """A shard's result table as ``shipped_schema`` says, and what the driver needs of it:
+    each decimal column's largest scale (``scales``, by ``variable.column``) and how many
+    times had digits finer than a microsecond (``finer``: Spark's timestamps cut them)."""
+    scales: dict[str, int] = {}
+    finer = 0
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        for field, values in _leaves(column):
+            if pa.types.is_decimal(values.type):
+                scales[f"{name}.{field}"] = values.type.scale
+            elif pa.types.is_timestamp(values.type) or pa.types.is_duration(values.type):
+                ns = pc.cast(values, pa.int64())
+                below = pc.subtract(ns, pc.multiply(pc.divide(ns, 1000), 1000))  # (whole division)
+                finer += int(pc.sum(pc.not_equal(below, 0)).as_py() or 0)
+    return table.cast(target, safe=False), {"scales": scales, "finer": finer}
+
+
+def _leaves(column: pa.ChunkedArray) -> Iterable[tuple[str, pa.Array]]:
+    """Each field of a variable's column (a struct, or a list of structs), all chunks."""
+    t = column.type
+    struct = t.value_type if pa.types.is_list(t) else t
+    for i in range(struct.num_fields):
+        parts = [(c.values if pa.types.is_list(t) else c).field(i) for c in column.chunks]
+        if parts:
+            yield struct.field(i).name, pa.concat_arrays(parts)
+
+
+def spark_facts(reports: Iterable[Mapping[str, object]]) -> tuple[dict[str, int], int]:
+    """The shards' reports merged: each decimal column's largest scale, the finer times."""
+    scales: dict[str, int] = {}
+    finer = 0
+    for report in reports:
+        for key, scale in dict(report.get("scales") or {}).items():  # type: ignore[call-overload]
+            scales[key] = max(scales.get(key, 0), int(scale))
+        finer += int(report.get("finer") or 0)  # type: ignore[call-overload]
+    return scales, finer
+
+
+def decimal_type(types: Iterable[pa.DataType]) -> pa.DataType:
+    """The decimal type that holds every value of ``types`` exactly: the largest scale, and
+    the largest number of integer digits plus it (decimal256 beyond 38 digits)."""
+    integer = scale = 0
+    for t in types:
+        if pa.types.is_null(t):
+            continue
+        integer, scale = max(integer, t.precision - t.scale), max(scale, t.scale)
+    precision = max(integer + scale, 1)
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(min(precision, 76), scale)
+
+
+def unified(schemas: Iterable[pa.Schema]) -> pa.Schema:
+    """One schema for batches that differ only in their decimals' precision and scale."""
+    schemas = list(schemas)
+    first = schemas[0]
+    return pa.schema([_unify([s.field(i) for s in schemas]) for i in range(len(first))])
+
+
+def _unify(fields: list[pa.Field]) -> pa.Field:
+    t = fields[0].type
+    if pa.types.is_decimal(t):
+        return fields[0].with_type(decimal_type(f.type for f in fields))
+    if pa.types.is_struct(t):
+        inner = [_unify([f.type.field(i) for f in fields]) for i in range(t.num_fields)]
+        return fields[0].with_type(pa.struct(inner))
+    if pa.types.is_list(t):
+        element = _unify([f.type.value_field for f in fields])
+        return fields[0].with_type(pa.list_(element))
+    return fields[0]
+
+
+def flat_pandas(table: pa.Table) -> pd.DataFrame:
+    """The result as pandas: a column per variable and field (``a._row``, ``a.price``), in
+    real dtypes: whole numbers ``Int64`` and booleans ``boolean`` (nullable: an unbound
+    variable is missing), floats ``float64``, times ``datetime64[ns, UTC]``, durations
+    ``timedelta64[ns]``, decimals ``Decimal`` objects, text ``object``; a Kleene variable's
+    fields as lists (numpy arrays), one per match."""
+    import pandas as pd
+
+    columns: list[pa.Array | pa.ChunkedArray] = []
+    names: list[str] = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        t = column.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                columns.append(
+                    pa.chunked_array([c.field(i) for c in _with_parent_nulls(column)], t.field(i).type)
+                )
+                names.append(f"{name}.{t.field(i).name}")
+        elif pa.types.is_list(t) and pa.types.is_struct(t.value_type):
+            struct = t.value_type
+            for i in range(struct.num_fields):
+                chunks = [
+                    pa.ListArray.from_arrays(c.offsets, c.values.field(i), mask=c.is_null())
+                    for c in column.chunks
+                ]
+                columns.append(pa.chunked_array(chunks, pa.list_(struct.field(i).type)))
+                names.append(f"{name}.{struct.field(i).name}")
+        else:
+            columns.append(column)
+            names.append(name)
+    flat = pa.table(columns, names=names)
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    frame: pd.DataFrame = flat.to_pandas(types_mapper=mapping.get)
+    return frame
+
+
+def _with_parent_nulls(column: pa.ChunkedArray) -> list[pa.StructArray]:
+    """A struct column's chunks whose fields are null where the struct is (``field`` alone
+    ignores the struct's own validity)."""
+    out = []
+    for chunk in column.chunks:
+        if chunk.null_count:
+            fields = [
+                pc.if_else(chunk.is_null(), pa.scalar(None, f.type), chunk.field(i))
+                for i, f in enumerate(chunk.type)
+            ]
+            chunk = pa.StructArray.from_arrays(fields, fields=list(chunk.type))
+        out.append(chunk)
+    return out
