@@ -85,9 +85,8 @@ class Results:
 
     def _reset(self) -> None:
         self.count = 0
-        self.picks: dict[str, array[int]] = {
-            n: array("q") for n in self.variables
-        }  # event place, -1: unbound
+        # each match's event (its place in events; -1: unbound), a Kleene one's events in a row
+        self.picks: dict[str, array[int]] = {n: array("q") for n in self.variables}
         self.offsets: dict[str, array[int]] = {n: array("q", [0]) for n in self.kleene}
         self.queries = []
 
