@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import InputError, QueryError, UsageError
@@ -213,7 +213,10 @@ class Job:
         return self.source.typer(self.typed).time
 
     def pieces(
-        self, floor: tuple[int, object, int] | None = None, stats: Stats | None = None
+        self,
+        floor: tuple[int, object, int] | None = None,
+        stats: Stats | None = None,
+        latest: list[tuple[int, object, int] | None] | None = None,
     ) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
         """The input as ``matches`` reads it, before events are made: each piece typed (the
         columns the query reads, as locally), its bad rows failed or skipped, its time order
@@ -221,8 +224,14 @@ class Job:
         prefiltered. Yields the rows kept, their variable masks, and the error that ends the
         input after them (``--on-bad-row fail``). Counts go to ``stats`` (the job's if
         None). The events of a piece are ``cepcli.sources.rows.make_events`` of its rows
-        whose mask is not 0."""
-        return self.source.kept(self.prefilter, self.stats if stats is None else stats, self.typed, floor)
+        whose mask is not 0. ``latest`` gets the latest row kept when the input ends (with
+        ``--max-delay``: the one of the latest time), the floor of the input after it."""
+        checks: list[Any] = []  # (the source's order check)
+        yield from self.source.kept(
+            self.prefilter, self.stats if stats is None else stats, self.typed, floor, checks
+        )
+        if latest is not None:
+            latest.append(checks[0].latest)
 
     def order(self) -> tuple[str, ...]:
         """The frequency order of a lazy engine: ``--order``, else measured from a bounded

@@ -86,7 +86,6 @@ def test_the_query_and_the_python_api_take_it_too(tmp_path: Path) -> None:
     [
         (["--max-delay", "5 min", "--sort"], "--sort sorts the whole input; --max-delay reorders rows"),
         (["--max-delay", "soon"], "--max-delay: 'soon' is not a length of time"),
-        (["--max-delay", "5", "--spark"], "--max-delay is not supported with --spark yet"),
     ],
 )
 def test_what_it_cannot_be_given_with(tmp_path: Path, args: list[str], message: str) -> None:

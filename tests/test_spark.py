@@ -304,6 +304,35 @@ def test_spark_parquet_is_the_local_result_schema(spark: object, tmp_path: Path)
     assert len(written) == 3
 
 
+@pytest.mark.parametrize("on_bad_row", ["fail", "skip"])
+def test_max_delay_is_the_local_run_across_splits(spark: object, tmp_path: Path, on_bad_row: str) -> None:
+    """``--max-delay`` under ``--spark``: rows late within the delay, across the borders of
+    tiny splits, give the local run's matches; a row later than the delay (coming after a
+    split that went further in time) is the local run's bad row, failed or skipped alike."""
+    import random
+
+    draw = random.Random(7)
+    rows = sorted((t, draw.choice("ABC"), draw.randrange(5)) for t in range(0, 60) for _ in range(2))
+    arrival = sorted(range(len(rows)), key=lambda i: (rows[i][0] + draw.randint(0, 4), i))
+    lines, latest = [], 0
+    for k, i in enumerate(arrival):
+        if k % 7 == 6 and k > 20:  # far too late: 10 s before the latest time read (one in a
+            lines.append(f"{latest - 10},A,1")  # split's first row, where only the floor tells)
+        lines.append(f"{rows[i][0]},{rows[i][1]},{rows[i][2]}")
+        latest = max(latest, rows[i][0])
+    query, data = _files(
+        tmp_path,
+        "PATTERN SEQ(A a, B b, NOT C n, A c) WHERE a.x < b.x AND b.x >= c.x WITHIN 6 s",
+        "ts,type,x\n" + "\n".join(lines) + "\n",
+    )
+    inputs = {"max_delay": "4s", "on_bad_row": on_bad_row}
+    local = _local(query, data, "eager", **inputs)
+    assert local[0] and (local[1] is not None) == (on_bad_row == "fail")
+    assert "comes later than --max-delay 4s allows" in (local[1] or "") or local[2] > 10
+    for engine in ("eager", "tree"):
+        assert _spark(query, data, engine, split_bytes=60, **inputs) == local
+
+
 def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
     """Partitions are evaluated in parallel by the executors: two shards' time spans
     (recorded in the stats) overlap. Each shard is long enough (some seconds of predicate

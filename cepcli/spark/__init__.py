@@ -155,8 +155,6 @@ def run_spark(
     path = input_path(compiled, inputs.path)
     if path == "-":
         raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")
-    if inputs.max_delay is not None:
-        raise UsageError("--max-delay is not supported with --spark yet: sort the input (--sort) instead")
     files = _files(path)
     if spark.output is not None and spark.output_format not in OUTPUT_FORMATS:
         raise UsageError(f"--spark --output DIR writes {', '.join(OUTPUT_FORMATS)}: choose one with --format")
@@ -474,10 +472,11 @@ def _checked(
 
     if not reading.inputs.sort:
         floors = _floors(reports)
+        delay = reading.inputs.delay or 0  # --max-delay: a row more than this before the floor is late
         redo = [
             (r["index"], splits[r["index"]], floor)
             for r, floor in zip(reports, floors, strict=True)
-            if floor is not None and r["first"] is not None and r["first"][0] < floor[0]
+            if floor is not None and r.get("least") is not None and r["least"] < floor[0] - delay
         ]
         if redo:
             spark_session.sparkContext.setJobDescription(

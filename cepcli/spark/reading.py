@@ -128,15 +128,16 @@ def read_split(
     target = arrow_schema(reading)
     pieces: list[pa.Table] = []
     first: tuple[int, object, int] | None = None
-    last: tuple[int, object, int] | None = None
+    latest: list[tuple[int, object, int] | None] = []
+    least: int | None = None  # the earliest time kept (with --max-delay, not the first's)
     bad: tuple[int, str] | None = None
     try:
-        for kept, masks, error in job.pieces(floor):
+        for kept, masks, error in job.pieces(floor, latest=latest):
             if len(kept.rows):
                 if first is None:
                     first = (int(kept.ts[0]), time_shown(kept.time_text[0]), int(kept.rows[0]))
-                end = len(kept.rows) - 1
-                last = (int(kept.ts[end]), time_shown(kept.time_text[end]), int(kept.rows[end]))
+                earliest = int(kept.ts.min())
+                least = earliest if least is None else min(least, earliest)
             relevant = np.flatnonzero(masks)
             if len(relevant):
                 pieces.append(_table(kept, masks, relevant, reading, target))
@@ -149,7 +150,9 @@ def read_split(
     if stats.first_bad_row is not None and bad is None:
         bad = stats.first_bad_row
     table = pa.concat_tables(pieces) if pieces else target.empty_table()
+    last = latest[0] if latest and first is not None else None
     report = _report(split, stats, started, first, last, bad, None, relevant=table.num_rows)
+    report["least"] = least
     times = table.column(TS).to_numpy()
     at = np.linspace(0, len(times) - 1, min(len(times), TIME_SAMPLE)).round().astype(np.int64)
     report["times"] = [int(t) for t in times[at]]
