@@ -1,4 +1,4 @@
-"""The Python API (SPEC section 6): ``find(query, data, ...)``.
+"""The Python API (docs/python-api.md): ``find(query, data, ...)``.
 
     >>> import cepcli
     >>> found = cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5 s", "events.csv")

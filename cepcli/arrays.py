@@ -1,5 +1,5 @@
 """numpy arrays handed to Arrow as they are: ``pa.array`` on a numpy array first asks
-whether it is a masked array, which imports ``numpy.ma`` (8 ms, a twentieth of a short
+whether it is a masked array, which imports ``numpy.ma`` (a noticeable part of a short
 run's start-up). Here the buffer is wrapped (no copy for numbers; booleans are packed to
 bits, as Arrow holds them), with the same values and no nulls."""
 

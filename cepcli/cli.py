@@ -481,10 +481,6 @@ def run_command(
         _, one_file, one_text = named[0] if named else ("", None, None)
         compiled, inputs = _prepare(one_file, one_text, kw)
     else:
-        if use_spark and output is not None:
-            raise click.UsageError(
-                "several queries with --spark write through the driver: not with --output DIR yet"
-            )
         from cepcli.many import agreed
 
         prepared = [_prepare(f, t, kw) for _, f, t in named]
@@ -586,7 +582,15 @@ def run_command(
             if use_spark and many is not None:
                 from cepcli.spark import SparkOptions, run_spark_many
 
-                spark = SparkOptions(master, partitions, None, fmt, verbose)
+                spark = SparkOptions(
+                    master,
+                    partitions,
+                    directory,
+                    fmt,
+                    verbose,
+                    lines=fmt == "jsonl" and show is None,
+                    show=show_columns,
+                )
                 queries = {q: (c.pattern, c) for q, c in many}
                 stats = run_spark_many(
                     many, inputs, options, spark, lambda s, p: start(s, p, queries), warn, live
@@ -823,7 +827,7 @@ class _WithoutPandas:
 
     pyarrow imports pandas, when it can, on its first array or scalar made from Python or
     NumPy data (to recognise pandas objects): a good part of a short run's start-up, and
-    every such array costs more after it (BENCHMARKS.md). A local run never hands pyarrow
+    every such array costs more after it (BENCHMARKS.md, "Start-up"). A local run never hands pyarrow
     a pandas object (a DataFrame comes only through the Python API), so the program runs as
     if pandas were absent, which pyarrow supports. Not with ``--spark``: PySpark needs it."""
 

@@ -1,4 +1,4 @@
-"""The event model shared by sources and runtimes (SPEC section 1).
+"""The event model shared by sources and runtimes (docs/semantics.md section 1).
 
 An event that reaches an automaton is a small slotted object: its row id, its
 timestamp in exact int64 nanoseconds (UTC), its type, the values of all columns

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__
     import numpy as np
 
     from cepcli.explain import Explanation
+    from cepcli.sources.prefilter import Prefilter
     from cepcli.sources.source import Source
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
@@ -113,6 +114,22 @@ def input_path(compiled: Compiled, given: str | None) -> str:
         source = Path(compiled.query.source)
         return str(source if source.is_absolute() else Path(compiled.path).parent / source)
     return "-"
+
+
+def checked_pieces(
+    source: Source,
+    prefilter: Prefilter,
+    stats: Stats,
+    typed: frozenset[str],
+    floor: tuple[int, object, int] | None,
+    latest: list[tuple[int, object, int] | None] | None,
+) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
+    """``Job.pieces`` (and ``Many.pieces``): the source's kept pieces from ``floor``; then
+    ``latest`` gets the latest row kept (the order check's)."""
+    checks: list[Any] = []
+    yield from source.kept(prefilter, stats, typed, floor, checks)
+    if latest is not None:
+        latest.append(checks[0].latest)
 
 
 def open_checked(
@@ -226,12 +243,9 @@ class Job:
         None). The events of a piece are ``cepcli.sources.rows.make_events`` of its rows
         whose mask is not 0. ``latest`` gets the latest row kept when the input ends (with
         ``--max-delay``: the one of the latest time), the floor of the input after it."""
-        checks: list[Any] = []  # (the source's order check)
-        yield from self.source.kept(
-            self.prefilter, self.stats if stats is None else stats, self.typed, floor, checks
+        return checked_pieces(
+            self.source, self.prefilter, self.stats if stats is None else stats, self.typed, floor, latest
         )
-        if latest is not None:
-            latest.append(checks[0].latest)
 
     def order(self) -> tuple[str, ...]:
         """The frequency order of a lazy engine: ``--order``, else measured from a bounded

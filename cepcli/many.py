@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from cepcli.engines import engine, start
-from cepcli.errors import UsageError
+from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import Compiled, RunOptions, ended, open_checked
+from cepcli.job import Compiled, RunOptions, checked_pieces, ended, open_checked
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.loop import Runtime
@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # (pyarrow and numpy come with the input, as in ``cepcli.job`
     import numpy as np
 
     from cepcli.runtime.columnar import Columns
+    from cepcli.sources.times import TimeSpec
+    from cepcli.sources.typed import TypedBatch
 
 MAX_BITS = 62  # the variables of all the queries together (a row's mask is an int64)
 MADE_KEPT = 1 << 18  # events of matches kept for the other queries' matches, at most
@@ -104,6 +106,23 @@ class Many:
         self.stats.input_seconds += time.perf_counter() - self.started
         self.prefilter = Prefilter.merged([Prefilter.of(p, self.schema) for p in patterns])
         self.typed = frozenset().union(*(p.columns for p in patterns))
+
+    @property
+    def time_reading(self) -> TimeSpec:
+        """How the input's times are read (``Job.time_reading``)."""
+        return self.source.typer(self.typed).time
+
+    def pieces(
+        self,
+        floor: tuple[int, object, int] | None = None,
+        stats: Stats | None = None,
+        latest: list[tuple[int, object, int] | None] | None = None,
+    ) -> Iterator[tuple[TypedBatch, np.ndarray, InputError | None]]:
+        """``Job.pieces`` for every query at once: each row's mask has every query's bits
+        (``rebit``), so that a Spark executor reads a split once for all of them."""
+        return checked_pieces(
+            self.source, self.prefilter, self.stats if stats is None else stats, self.typed, floor, latest
+        )
 
     def matches(self) -> Iterator[tuple[str, Match]]:
         """Every query's matches, each with its query's name, as they are found. The

@@ -89,10 +89,10 @@ def test_tree_with_many_variables_lists_the_root_choices_and_a_count(tmp_path: P
     assert text.count("lazily instantiated") == 5
 
 
-def test_the_readme_example_is_what_explain_prints() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+def test_the_documented_example_is_what_explain_prints() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "engines.md").read_text()
     command = "$ cepcli explain tests/golden/explain/pattern_4.sase --engine first-chance --order c,a,d,b\n"
-    shown = readme.split(command, 1)[1].split("```", 1)[0]
+    shown = page.split(command, 1)[1].split("```", 1)[0]
     args = [str(GOLDEN / "pattern_4.sase"), "--engine", "first-chance", "--order", "c,a,d,b"]
     assert shown == _explain(args)
 

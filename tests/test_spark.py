@@ -953,7 +953,7 @@ def test_the_shards_make_the_local_events(tmp_path: Path, name: str) -> None:
     job = Job(compiled, inputs)
     local = [shown(e) for e in job.source.events(job.prefilter, Stats(), job.typed) if e.mask]
     job.close()
-    reading, _ = _sample(compiled, inputs, RunOptions(), Stats())
+    reading, _ = _sample([("", compiled)], inputs, RunOptions(), Stats())
     if file_name.endswith(".parquet"):
         splits, _ = row_groups(str(data), 0, 1)
     else:

@@ -166,7 +166,7 @@ def test_the_time_order_is_chained_across_parts(tmp_path: Path, seed: int, skip:
     path.write_text("\n".join(lines) + "\n")
     want, want_bad = _local_kept(path, skip)
     options = InputOptions(str(path), on_bad_row="skip" if skip else "fail")
-    reading, _ = _sample(compile_text(QUERY, "<q>"), options, RunOptions(), Stats())
+    reading, _ = _sample([("", compile_text(QUERY, "<q>"))], options, RunOptions(), Stats())
     start = _header_length(str(path), 0)
     ranges = plan_ranges(str(path), start, 10**6, least=rng.randrange(5, 40))
     splits, _ = chain([scan(*r) for r in ranges], start, os.path.getsize(path), 0)

@@ -27,7 +27,7 @@ from cepcli.plan.pattern import Join, Pattern
 SEGMENT_WINDOWS: float = 32
 # Eager when the rarest and the most frequent variable are within this factor in the last
 # segment: about the break-even of the Chain NFA against eager on the dense and the sparse
-# flights (BENCHMARKS.md, the adaptive ratio sweep).
+# flights (BENCHMARKS.md, "The ratio sweep").
 RATIO = 6.0
 # The counts must say something: a choice needs the rarest variable counted at least LEAST
 # times (a count of 1 or 2 against 8 is noise, not a ratio of 1:8, and 0 against 8 is a
@@ -36,13 +36,13 @@ RATIO = 6.0
 LEAST = 3
 # Past RATIO, the Chain NFA in the order the counts give (rarest first) up to this factor,
 # the tree beyond: on the dense flights the chain leads the tree from about 1:5 to 1:50,
-# the tree leads beyond (BENCHMARKS.md, the adaptive ratio sweep).
+# the tree leads beyond (BENCHMARKS.md, "The ratio sweep").
 CHAIN_RATIO = 50.0
 # A change of engine needs the ratio this factor past the bound (lazy to eager below
 # RATIO / HYSTERESIS, eager to lazy above RATIO * HYSTERESIS, and the same at CHAIN_RATIO):
 # a ratio measured near a bound varies from segment to segment, and would otherwise flip the
 # engine every few segments, where every change starts a runtime with empty buffers
-# (BENCHMARKS.md, the adaptive ratio sweep).
+# (BENCHMARKS.md, "The ratio sweep").
 HYSTERESIS = 1.5
 # The first segment's engine is chosen from the stream's first events, held until the rarest
 # variable is counted FIRST_LEAST times (or the most frequent FIRST_LEAST * CHAIN_RATIO
@@ -63,7 +63,7 @@ HELD = 1 << 16
 # a chain only its order's prefixes, and can put a join in its first pair
 # (``AND(ORD a, DFW b, SEA c) WHERE a.dest = c.dest AND b.dest = c.dest``: eager pairs
 # every a with every b, a chain from c pairs only those of the same destination). Without
-# joins, the two estimates are the empirical bands' business: an AND's eager holds 3x a
+# joins, the two estimates are the empirical bands' business: an AND's eager holds a few times a
 # chain's at equal rates, a SEQ's the same, so KEYED stays above both.
 KEYED = 6.0
 # ... and by KEYED_GAIN times more than the same estimates without the joins: a chain from

@@ -1,1 +1,1 @@
-"""Normalisation of a checked query to DNF branches (SPEC section 3)."""
+"""Normalisation of a checked query to DNF branches (docs/semantics.md section 6)."""

@@ -15,7 +15,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-try:  # CPython's own BLAKE2, without OpenSSL's hashlib (3 ms of every start)
+try:  # CPython's own BLAKE2, without OpenSSL's hashlib (which every start would pay for)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b

@@ -20,7 +20,7 @@ class Match:
 
     @property
     def key(self) -> MatchKey:
-        """Identity of a match (SPEC section 3): variables bound to the same rows."""
+        """Identity of a match (docs/semantics.md section 6): variables bound to the same rows."""
         return tuple((name, _rows(b)) for name, b in self.bindings)
 
     @property

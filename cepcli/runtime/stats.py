@@ -81,7 +81,7 @@ class Stats:
         return self.events / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """The ``--stats-json`` object (SPEC section 5)."""
+        """The ``--stats-json`` object (docs/running.md, "Progress and statistics")."""
         return {
             "engine": self.engine,
             "order": list(self.order),

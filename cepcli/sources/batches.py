@@ -1,4 +1,4 @@
-"""What every reader hands on: record batches with their row ids (SPEC section 1).
+"""What every reader hands on: record batches with their row ids (docs/semantics.md section 1).
 
 A reader (CSV, Parquet, JSON lines, a DataFrame) is a small object over a pyarrow
 reader that yields ``RawBatch``es: the columns as read (text for CSV, typed for the other

@@ -1,4 +1,4 @@
-"""CSV input (SPEC section 1): files (plain or compressed), standard input and pipes.
+"""CSV input (docs/input.md): files (plain or compressed), standard input and pipes.
 
 pyarrow does the reading: quotes (RFC 4180, line breaks inside quoted fields), fields,
 and the rows with a wrong number of fields (its ``invalid_row_handler`` numbers them, so

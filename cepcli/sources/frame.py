@@ -1,4 +1,4 @@
-"""In-memory input (SPEC section 6): a pandas DataFrame or an Arrow table.
+"""In-memory input (docs/python-api.md): a pandas DataFrame or an Arrow table.
 
 A DataFrame is turned into Arrow once (``pyarrow.Table.from_pandas``); the table's batches
 are the input, typed by their Arrow types. An object column of mixed values (``[2, 10, 3,

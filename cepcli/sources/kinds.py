@@ -334,7 +334,7 @@ def json_texts(values: pa.Array) -> list[str | None]:
 
 
 def nan_as_null(values: pa.Array) -> pa.Array:
-    """NaN is a missing value (SPEC section 1), also when it comes out of a reader."""
+    """NaN is a missing value (docs/semantics.md section 3), also when it comes out of a reader."""
     nan = pc.is_nan(values)
     if not pc.any(nan).as_py():
         return values

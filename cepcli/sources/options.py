@@ -1,4 +1,4 @@
-"""How to read one input (SPEC section 1), whatever its format."""
+"""How to read one input (docs/input.md), whatever its format."""
 
 from __future__ import annotations
 

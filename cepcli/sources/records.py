@@ -16,8 +16,8 @@ invalid rows, is pyarrow's):
 Finding where records end needs the quotes that open or close a field (not a stray
 ``5" screen`` inside an unquoted field, which is text). From a pipe they are scanned
 (vectorised) in every read, so that no record is cut. From a file, a read is cut at its
-last line break when the quotes before it are balanced (one ``bytes.count``, a tenth of
-pyarrow's own time), and scanned only otherwise. That count is exact unless a stray quote
+last line break when the quotes before it are balanced (one ``bytes.count``, cheap next to
+pyarrow's own parsing), and scanned only otherwise. That count is exact unless a stray quote
 sits before a quoted field that is open across the cut; then only the boundary handed to
 pyarrow moves (it reads a record cut between two reads whole), and a row longer than the
 limit right there might be cut in the wrong place.

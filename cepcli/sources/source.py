@@ -1,4 +1,4 @@
-"""One input, whatever its format, as a stream of events (SPEC section 1).
+"""One input, whatever its format, as a stream of events (docs/semantics.md section 1).
 
 ``Source`` puts the stages together: a reader yields record batches (``sources.csv``,
 ``parquet``, ``jsonl``, ``frame``); the first rows are kept as a *sample* that decides the

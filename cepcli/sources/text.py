@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from cepcli.arrays import arrow
 from cepcli.events import Kind
 
-# The markers pandas and pyarrow read as missing, by default (SPEC section 1).
+# The markers pandas and pyarrow read as missing, by default (docs/semantics.md section 3).
 DEFAULT_NULLS = (
     "",
     "#N/A",

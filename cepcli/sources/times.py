@@ -1,4 +1,4 @@
-"""Timestamps as exact int64 nanoseconds, UTC (SPEC section 1).
+"""Timestamps as exact int64 nanoseconds, UTC (docs/semantics.md section 1).
 
 * Numbers (``--time-unit s|ms|us|ns``, default s) are cast from their text to a decimal
   with nanosecond scale, whose unscaled integer *is* the nanoseconds: no float on the way,

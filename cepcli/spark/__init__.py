@@ -53,7 +53,7 @@ from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
-from cepcli.spark.reading import ROW, TS, Reading, arrow_schema, read_split, ship_types
+from cepcli.spark.reading import MASK, ROW, TS, Reading, arrow_schema, read_split, ship_types
 from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
 from cepcli.spark.ship import ship
 from cepcli.spark.splits import Split
@@ -78,6 +78,7 @@ class SparkOptions:
     split_bytes: int | None = None  # cuts files every so many bytes (the tests' tiny splits)
     lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
     show: tuple[str, ...] | None = None  # the columns each event keeps (--show; None: all)
+    name: str | None = None  # the query's name, one of several writing to DIR/query=NAME/
 
 
 def _need_pyspark() -> None:
@@ -100,37 +101,35 @@ def run_spark_many(
     on_warning: Callable[[str], None] | None = None,
     stats: Stats | None = None,
 ) -> Stats:
-    """Several queries (``cepcli.many``'s) as Spark jobs, one after the other in one
-    session, each as ``run_spark`` runs it (so each reads the input: the one reading of
-    ``cepcli.many`` is local only); every match goes to one sink, ``start(schema, pattern)``'s
-    (called once), with its query's name. The run's stats: the first job's input counters,
-    every job's matches and work, each query's under ``extra["queries"]``."""
+    """Several queries (``cepcli.many``'s) in one Spark job: the input is read, typed,
+    checked and prefiltered once for all of them (each row's mask holds every query's bits,
+    ``cepcli.many.rebit``), then each query's time shards are evaluated from the cached rows
+    its variables can use. Every match goes to one sink, ``start(schema, pattern)``'s (called
+    once), with its query's name; with ``spark.output``, each query's matches go to
+    ``DIR/query=NAME/`` (jsonl lines begin with ``"query"``, as locally). The run's stats:
+    the input's counters, every query's matches and work, each query's under
+    ``extra["queries"]``."""
     stats = stats if stats is not None else Stats()
     sink: list[Callable[[tuple[str, Match]], None]] = []
-    parts: dict[str, Stats] = {}
-    for name, compiled in queries:
 
-        def named(schema: Schema, pattern: Pattern, name: str = name) -> Callable[[Match | str], None]:
+    def named(name: str) -> Callable[[Schema, Pattern], Callable[[Match | str], None]]:
+        def begin(schema: Schema, pattern: Pattern) -> Callable[[Match | str], None]:
             if not sink:
                 sink.append(start(schema, pattern))
             return lambda match: sink[0]((name, match))  # type: ignore[arg-type]
 
-        parts[name] = run_spark(compiled, inputs, options, replace(spark, lines=False), named, on_warning)
-    first = next(iter(parts.values()))
-    for key in ("events", "relevant_events", "bad_rows", "input_seconds"):
-        setattr(stats, key, getattr(first, key))
+        return begin
+
+    lines = spark.lines and spark.output is not None  # the driver's writer adds the query's name
+    starts = {name: named(name) for name, _ in queries}
+    parts = _run(queries, inputs, options, replace(spark, lines=lines), starts, on_warning, stats)
     stats.engine = options.engine
     stats.matches = sum(p.matches for p in parts.values())
-    stats.seconds = sum(p.seconds for p in parts.values())
-    stats.first_bad_row = first.first_bad_row
     for part in parts.values():
         add_part(stats, part_work(part))
-        for message in part.warnings:
-            if message not in stats.warnings:
-                stats.warnings.append(message)
-    stats.peak_rss_mb = peak_rss_mb()
+        for key in ("events", "bad_rows", "input_seconds", "first_bad_row", "seconds"):
+            setattr(part, key, getattr(stats, key))
     stats.extra["queries"] = {name: part.as_dict() for name, part in parts.items()}
-    stats.extra["spark_jobs"] = len(parts)
     return stats
 
 
@@ -150,9 +149,27 @@ def run_spark(
     jsonl lines the executors made (``cepcli.output.match_line``), up to ``PACKED`` in one
     string, joined by newlines. ``on_warning`` hears the warnings. The counters go to
     ``stats`` (a new one if None), so that a caller interrupted has them."""
+    stats = stats if stats is not None else Stats()
+    _run([("", compiled)], inputs, options, spark, {"": start}, on_warning, stats)
+    return stats
+
+
+def _run(
+    queries: list[tuple[str, Compiled]],
+    inputs: InputOptions,
+    options: RunOptions,
+    spark: SparkOptions,
+    starts: dict[str, Callable[[Schema, Pattern], Callable[[Match | str], None]]],
+    on_warning: Callable[[str], None] | None,
+    stats: Stats,
+) -> dict[str, Stats]:
+    """The Spark job of one query (its counters in ``stats``), or of several read once
+    (``run_spark_many``: the input's counters in ``stats``, each query's in the result)."""
+    from pyspark.sql import functions as F
+
     _need_pyspark()
     engine(options.engine)
-    path = input_path(compiled, inputs.path)
+    path = input_path(queries[0][1], inputs.path)
     if path == "-":
         raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")
     files = _files(path)
@@ -160,12 +177,13 @@ def run_spark(
         raise UsageError(f"--spark --output DIR writes {', '.join(OUTPUT_FORMATS)}: choose one with --format")
     if spark.output is not None and options.max_matches is not None:
         raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
-    stats = stats if stats is not None else Stats()
+    many = len(queries) > 1
     stats.engine = options.engine
+    parts = {name: Stats(engine=options.engine) if many else stats for name, _ in queries}
     notes = Notes(stats.warnings, on_warning)
     started = time.perf_counter()
     lap = _Laps(stats)
-    reading, order = _sample(compiled, replace(inputs, path=files[0]), options, stats, notes)
+    reading, orders = _sample(queries, replace(inputs, path=files[0]), options, stats, notes)
     lap("sample")
     spark_session, archive = session(spark.master, spark.verbose)
     stats.extra["spark_class_archive"] = archive
@@ -181,31 +199,37 @@ def run_spark(
             lap("read")
             data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
             lap("order")
-            on_match = None
-            if spark.output is None:
-                write = start(reading.schema, compiled.pattern)
-
-                def on_match(match: Match | str) -> None:
-                    if interrupted.is_set():
-                        raise interruption(interrupted.signum)
-                    write(match)
-
-            _evaluate(
-                spark_session,
-                compiled,
-                reading,
-                options,
-                spark,
-                data,
-                cut,
-                order,
-                stats,
-                notes,
-                on_match,
-                lap,
-                reports,
-                held,
-            )
+            offset = 0
+            for (name, compiled), order in zip(queries, orders, strict=True):
+                part, mine, own, out = parts[name], data, reading, spark
+                if many:  # the rows of this query's variables, with its own bits
+                    bits = (1 << len(compiled.pattern.variables)) - 1
+                    mask = F.shiftright(F.col(MASK), offset).bitwiseAND(bits)
+                    mine = data.withColumn(MASK, mask).filter(F.col(MASK) != 0)
+                    offset += len(compiled.pattern.variables)
+                    own = replace(reading, query=compiled.text, queries=())
+                    context.setJobDescription(f"cepcli: count the relevant rows of {name}")
+                    part.relevant_events = mine.count()
+                    if spark.output is not None:
+                        out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
+                _evaluate(
+                    spark_session,
+                    compiled,
+                    own,
+                    options,
+                    out,
+                    mine,
+                    cut,
+                    order,
+                    part,
+                    notes,
+                    None
+                    if spark.output is not None
+                    else _on_match(starts[name], reading, compiled, interrupted),
+                    lap,
+                    reports,
+                    held,
+                )
         except CepError:
             raise
         except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
@@ -231,10 +255,29 @@ def run_spark(
             "peaks": "largest of any shard",
         }
     )
+    if many:
+        stats.extra["spark_reads"] = 1  # the input, once for every query
     notes.bad_rows(stats.bad_rows, stats.first_bad_row)
     if cut is not None:
         raise InputError(cut[1], cut[0], cut[2])
-    return stats
+    return parts
+
+
+def _on_match(
+    start: Callable[[Schema, Pattern], Callable[[Match | str], None]],
+    reading: Reading,
+    compiled: Compiled,
+    interrupted: Any,
+) -> Callable[[Match | str], None]:
+    """Where the driver hands a query's matches: its sink, unless Ctrl-C was pressed."""
+    write = start(reading.schema, compiled.pattern)
+
+    def on_match(match: Match | str) -> None:
+        if interrupted.is_set():
+            raise interruption(interrupted.signum)
+        write(match)
+
+    return on_match
 
 
 class _Laps:
@@ -270,19 +313,34 @@ def _files(path: str) -> list[str]:
 
 
 def _sample(
-    compiled: Compiled, inputs: InputOptions, options: RunOptions, stats: Stats, notes: Notes | None = None
-) -> tuple[Reading, tuple[str, ...]]:
-    """Kinds, time reading, frequency order and the types the columns travel in, from the
-    first file's sample, read locally."""
-    job = Job(compiled, inputs, options, stats=stats, notes=notes)
+    queries: list[tuple[str, Compiled]],
+    inputs: InputOptions,
+    options: RunOptions,
+    stats: Stats,
+    notes: Notes | None = None,
+) -> tuple[Reading, list[tuple[str, ...]]]:
+    """Kinds, time reading, each query's frequency order and the types the columns travel
+    in, from the first file's sample, read locally (several queries: as ``cepcli.many``
+    reads them, once)."""
+    from cepcli.many import Many
+
+    job: Job | Many
+    if len(queries) == 1:
+        job = Job(queries[0][1], inputs, options, stats=stats, notes=notes)
+    else:
+        job = Many(queries, inputs, options, stats=stats, notes=notes)
     try:
         schema = job.schema
         spec = job.time_reading
-        order = job.order() if options.order is None else options.order
+        if isinstance(job, Job):
+            orders = [job.order() if options.order is None else options.order]
+        else:
+            orders = job._orders()
         ship, exact = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
-    stats.order = order or tuple(v.name for v in compiled.pattern.variables if not v.negated)
+    first = queries[0][1].pattern
+    stats.order = orders[0] or tuple(v.name for v in first.variables if not v.negated)
     # the executors' kinds are the sample's; a time column of text read as ISO-8601 is given
     # as a time (a JSON field of text is a ``str`` column), so that they read it so too
     kinds = tuple(
@@ -296,8 +354,9 @@ def _sample(
         schema=tuple(zip(schema.columns, kinds, strict=True)),
         time_format=spec.format,
     )
-    reading = Reading(compiled.text, given, schema, ship, exact, job.source.sample)
-    return reading, order
+    texts = tuple(c.text for _, c in queries) if len(queries) > 1 else ()
+    reading = Reading(queries[0][1].text, given, schema, ship, exact, job.source.sample, texts)
+    return reading, orders
 
 
 # --- 2. the splits ----------------------------------------------------------------------
@@ -853,7 +912,15 @@ def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
 
     assert spark.output is not None
     if spark.output_format == "jsonl":
-        matches.select("text").write.mode("errorifexists").text(spark.output)
+        text = F.col("text")
+        if spark.name is not None:  # each line first says its query, as locally
+            key = (
+                json.dumps({"query": spark.name}, separators=(",", ":"))[:-1]
+                .replace("\\", "\\\\")
+                .replace("$", "\\$")
+            )
+            text = F.regexp_replace(text, r"(^|\n)\{", f"$1{key},")
+        matches.select(text.alias("text")).write.mode("errorifexists").text(spark.output)
     elif spark.output_format == "csv":
         flat = matches.select(*[F.col(f"`{n}`") for n in names])
         flat.write.mode("errorifexists").option("header", True).csv(spark.output)

@@ -1,6 +1,6 @@
 """An archive of the classes Spark's JVM loads (Java's class data sharing, AppCDS), so that
 a ``--spark`` run after the first starts its session and its first jobs faster
-(BENCHMARKS.md, Spark, has the figures).
+(BENCHMARKS.md, "Spark: local[1] and local[2]", has the figures).
 
 Only for the JVM that pyspark starts itself (not one ``spark-submit`` started, nor when
 ``PYSPARK_SUBMIT_ARGS`` is set). The first run records the classes its JVM loads

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
 from cepcli.job import Job, compile_text
+from cepcli.many import Many
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import as_text, json_texts, kind_of_type
 from cepcli.sources.options import InputOptions
@@ -51,9 +52,10 @@ class Reading:
     ship: tuple[tuple[str, str], ...]  # column -> Arrow type name it travels as
     decimals: frozenset[int]  # the columns (by position) of exact decimals, travelling as text
     sample: str  # where the kinds came from (the driver's sample), for messages
+    queries: tuple[str, ...] = ()  # several queries read at once (``cepcli.many``: each its bits)
 
 
-def ship_types(job: Job) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
+def ship_types(job: Job | Many) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
     """The type each column travels in, and the columns of decimals, from the first piece of
     the job's input typed as the local run types it (the driver's sample, already read; the
     job's pieces are used up): text as text (a column the query does not read keeps the text
@@ -109,6 +111,17 @@ def arrow_schema(reading: Reading) -> pa.Schema:
 _TYPES = {"int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
 
 
+def reader(reading: Reading, options: InputOptions, stats: Stats) -> Job | Many:
+    """The local reader of one split: the query's ``Job``, or with several queries a
+    ``Many`` (one mask per row for all of them)."""
+    if not reading.queries:
+        return Job(compile_text(reading.query, "<query>", options.unit), options, stats=stats)
+    compiled = [
+        (f"q{i}", compile_text(text, "<query>", options.unit)) for i, text in enumerate(reading.queries)
+    ]
+    return Many(compiled, options, stats=stats)
+
+
 def read_split(
     reading: Reading, split: Split, floor: tuple[int, object, int] | None = None
 ) -> tuple[pa.Table, dict[str, Any]]:
@@ -123,7 +136,7 @@ def read_split(
             inputs, path=split.path, header=False, split=(split.start, split.stop, split.first_row)
         )
     stats = Stats()
-    job = Job(compile_text(reading.query, "<query>", options.unit), options, stats=stats)
+    job = reader(reading, options, stats)
     job.source.sample = reading.sample  # the kinds are the driver's, for messages
     target = arrow_schema(reading)
     pieces: list[pa.Table] = []

@@ -35,7 +35,8 @@ from cepcli.spark.classes import class_archive
 QUIET_LOG = Path(__file__).with_name("log4j2-quiet.properties")
 REACH_SECONDS = 10.0
 # the driver JVM compiles with C1 only: the JVM's side of a job is planning and moving Arrow
-# batches, and C2 compiling on the same cores cost seconds of a run (BENCHMARKS.md, Spark)
+# batches, and C2 compiling on the same cores cost seconds of a run (BENCHMARKS.md, "Spark:
+# local[1] and local[2]")
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
