@@ -145,6 +145,8 @@ def _negations(pattern: Pattern, how: str | Callable[[int, str], str]) -> tuple[
             conditions = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
             label = f" (branch {i + 1})" if len(pattern.branches) > 1 else ""
             checked = how if isinstance(how, str) else how(i, n.name)
+            if n.gaps_of:  # (it also lies between the run's elements, the run so far as b[])
+                where = f"between two elements of {n.gaps_of} or {where}"
             out.append(
                 f"NOT {n.type} {n.name}{label}: {checked}; an event of {n.name}"
                 + (f" {where}" if where else "")
@@ -218,6 +220,16 @@ def branch_text(pattern: Pattern, branch: Branch) -> str:
     text += f" WITHIN {print_duration(pattern.query.window)}"
     for n in made.values():
         last = max(branch.before(n.name), key=lambda x: len(branch.before(x)))
+        mine = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
+        if n.gaps_of:  # next-match over a Kleene variable: the run's next element is never skipped
+            after = branch.after(n.name)
+            end = min(after, key=lambda x: len(branch.before(x))) if after else "the window's end"
+            text += (
+                f"; {n.made_by}: no {n.type} event that could be {n.gaps_of}'s next element between"
+                f" its elements nor after them before {end}"
+            )
+            text += f" ({n.name}: {' AND '.join(mine)})" if mine else ""
+            continue
         first = min(branch.after(n.name), key=lambda x: len(branch.before(x)))
         what = (
             f"no {n.type} event"
@@ -226,7 +238,6 @@ def branch_text(pattern: Pattern, branch: Branch) -> str:
             if n.keyed is False
             else "no row of the same key"
         )
-        mine = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
         text += f"; {n.made_by}: {what} between {last} and {first}"
         text += f" that could be {first} ({n.name}: {' AND '.join(mine)})" if mine else ""
     return text

@@ -703,6 +703,28 @@ CASES: list[Case] = [
     Case("next_match_ignores_later_variables",
          "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { b.x > c.x } WITHIN 10",
          STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 5, "b": 6, "c": 7}]),
+    # next-match over a Kleene variable: its first element the next B, then every next B,
+    # the run maximal (b last: to the window's end): one run per start
+    Case("next_match_kleene_one_run_per_start",
+         "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": (1, 3, 4, 6)}, {"a": 5, "b": 6}]),
+    # each next element the next B above the one before: row 4 (2) is skipped, it does not qualify
+    Case("next_match_kleene_rising_run",
+         "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match { b[i].x > b[i-1].x } WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": (1, 3, 6)}, {"a": 5, "b": 6}]),
+    # with c after it, the run ends where a C comes before the next B: (1) then c2, or the
+    # whole run then c7; (1, 3) then c7 would skip B row 4
+    Case("next_match_kleene_then_c",
+         "PATTERN SEQ(A a, B+ b[], C c) WHERE skip_till_next_match WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 0, "b": (1, 3, 4, 6), "c": 7}, {"a": 5, "b": 6, "c": 7}]),
+    # a run of its most elements takes no more
+    Case("next_match_kleene_bounded",
+         "PATTERN SEQ(A a, B{1,2} b[]) WHERE skip_till_next_match WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": (1, 3)}, {"a": 5, "b": 6}]),
+    # [k]: a0 (p) starts at the next B of key p, row 3; a5 (q) has no B of key q after it
+    Case("next_match_kleene_partition",
+         "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match { [k] } WITHIN 10",
+         STRATEGIES, [{"a": 0, "b": (3, 6)}]),
     Case("strict_contiguity_consecutive_rows", "PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10",
          STRATEGIES, [{"a": 0, "b": 1}, {"a": 5, "b": 6}]),
     Case("strict_contiguity_three", "PATTERN SEQ(B b, C c) WHERE strict_contiguity { b.x > c.x } WITHIN 10",

@@ -181,15 +181,92 @@ def _strategy_holds(
             earlier = {x.name for x in seq[: i + 1]} | {v.name}
             own = [c for c in a.conjuncts(query.where) if not isinstance(c, a.Equiv)]
             mine = [c for c in own if v.name in a.variables_of(c) and a.variables_of(c) <= earlier]
+            if v.kleene:  # what decides its first element: the conjuncts on v[i] and v[1]
+                mine = [c for c in mine if _refs(c, v.name) <= {a.Index.EACH, a.Index.FIRST}]
             for r in between:
                 if r[type_col] != v.type:
                     continue
                 env = _Env({**m, v.name: (r,)}, time_col, unit)
+                env.cur = r
                 if all(_eval(c, env) is True for c in mine) and (
                     not branch.equiv or _same([e_u, r], branch.equiv)
                 ):
                     return False
+    if query.strategy == "skip_till_next_match":
+        for i, b in enumerate(seq):
+            if b.kleene and b.name in listed and not _one_run(query, branch, seq, i, m, rows, type_col, time_col, unit):
+                return False
     return True
+
+
+def _refs(expr: a.Expr, var: str) -> set[a.Index | a.Scope]:
+    """How ``expr`` reads ``var``: ``b[i]``, ``b[i-1]``, ``b[1]``, ``b[last]``, ``b[]``..."""
+    return {
+        node.index if isinstance(node, a.Attr) else node.scope
+        for node in a.iter_expr(expr)
+        if isinstance(node, a.Attr | a.Agg) and node.var == var
+    }
+
+
+def _one_run(
+    query: a.Query,
+    branch: Branch,
+    seq: list[Variable],
+    i: int,
+    m: dict[str, tuple[Row, ...]],
+    rows: list[Row],
+    type_col: str,
+    time_col: str,
+    unit: int,
+) -> bool:
+    """Section 7, next-match over Kleene variable ``b = seq[i]``: no row that could have been
+    the run's next element (of ``b``'s type, satisfying every element-wise conjunct on ``b``
+    that mentions only variables at or before ``b``, with ``b[i-1]`` the run's last so far
+    and ``b[..i-1]`` the run so far; ``[attr]`` equal to the match's) lies between two of its
+    elements, nor after its last one and before the next positive variable's event (within
+    the window, with the match's events), unless the run has its most elements."""
+    b = seq[i]
+    run = tuple(sorted(m[b.name], key=_key))
+    earlier = {x.name for x in seq[: i + 1]}
+    own = [c for c in a.conjuncts(query.where) if not isinstance(c, a.Equiv)]
+    mine = [
+        c
+        for c in own
+        if a.variables_of(c) <= earlier and _refs(c, b.name) & {a.Index.EACH, a.Index.PREV, a.Scope.PREFIX}
+    ]
+    assigned = {e["_row"] for events in m.values() for e in events}
+    everything = [e for events in m.values() for e in events]
+
+    def could_be_next(r: Row, so_far: tuple[Row, ...]) -> bool:
+        if r[type_col] != b.type or r["_row"] in assigned:
+            return False
+        if branch.equiv and not _same([run[0], r], branch.equiv):
+            return False
+        env = _Env({**m, b.name: so_far}, time_col, unit)
+        env.cur, env.prev, env.prefix = r, so_far[-1], so_far
+        return all(_eval(c, env) is True for c in mine)
+
+    for j in range(len(run) - 1):
+        if any(could_be_next(r, run[: j + 1]) for r in rows if _key(run[j]) < _key(r) < _key(run[j + 1])):
+            return False
+    if b.hi is not None and len(run) >= b.hi:
+        return True
+    later = [x.name for x in seq[i + 1 :]]
+    end = min((_key(m[x][0]) for x in later), default=None)
+    times = [e["_ts"] for e in everything]
+    for r in rows:
+        if _key(r) <= _key(run[-1]) or (end is not None and _key(r) >= end):
+            continue
+        if max(times + [r["_ts"]]) - min(times + [r["_ts"]]) > window_of(query, unit):
+            continue
+        if could_be_next(r, run):
+            return False
+    return True
+
+
+def window_of(query: a.Query, unit: int) -> int:
+    """The window in nanoseconds (a bare number in the time unit)."""
+    return query.window.nanoseconds(unit)
 
 
 def _branch_matches(

@@ -46,6 +46,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import product
 from math import comb
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 TYPES = "ABCD"
@@ -253,6 +254,13 @@ def trees(draw: st.DrawFn, focus: str | None = None) -> Tree:
         w = replace(w, kleene=0)
         items = [draw(_leaf(w, allow_neg=True)) for _ in range(draw(st.integers(2, 4)))]
         return _repair(_name(Node("SEQ", tuple(items)), [0]))
+    if focus == "next_kleene":  # a SEQ with a Kleene element, for skip_till_next_match
+        items = [draw(_leaf(replace(w, kleene=0), allow_neg=True)) for _ in range(draw(st.integers(1, 3)))]
+        at = draw(st.integers(0, len(items)))
+        items.insert(at, draw(_kleene(draw(st.sampled_from(w.types)))))
+        tree = _repair(_name(Node("SEQ", tuple(items)), [0]))
+        assume(any(v.kind == "kleene" for v in leaves(tree)))
+        return tree
     single = 4 if focus == "kleene" else 10  # one in so many is a single element
     if draw(st.integers(0, single - 1)) == 0:  # (shrinks to it)
         tree: Tree = draw(_leaf(w, allow_neg=False))
@@ -430,6 +438,11 @@ def patterns(draw: st.DrawFn, constants: bool = False, focus: str | None = None,
     forms = [time_form] if time_form else list(TIME_FORMS)
     window = draw(st.sampled_from([w for f in forms for w in WINDOWS[f]]))
     strategy = ""
+    if focus == "next_kleene":
+        if not any(t in templates and "kleene" in templates[t].tags for t in where):
+            where.insert(0, draw(_template([t for t in templates.values() if "kleene" in t.tags])))
+        listed = draw(st.lists(st.sampled_from([v.var for v in leaves(tree) if v.kind != "neg"]), unique=True))
+        strategy = "skip_till_next_match" + (f"({', '.join(sorted(listed))})" if len(listed) >= 2 else "")
     if focus == "strategy":
         strategy = draw(st.sampled_from(["skip_till_next_match", "strict_contiguity", "partition_contiguity",
                                          "skip_till_next_match"]))

@@ -162,6 +162,23 @@ BAD_QUERIES = [
         "STRICT_CONTIGUITY",
     ),
     Bad(
+        "strategy-next-match-over-a-run-read-whole",
+        "PATTERN SEQ(A a, B+ b[])\nWHERE skip_till_next_match { b[i].price > avg(b[].price) }\nWITHIN 10 s\n",
+        2,
+        7,
+        r"skip_till_next_match over b: a condition that reads b\[i\] and the whole run \(b\[last\] or b\[\]\)"
+        r" cannot say which event is the run's next: not supported yet",
+        "skip_till_next_match",
+    ),
+    Bad(
+        "strategy-next-match-run-and-a-later-variable",
+        "PATTERN SEQ(B+ b[], C c)\nWHERE skip_till_next_match { b[i].price < c.price }\nWITHIN 10 s\n",
+        2,
+        7,
+        r"skip_till_next_match: the condition b\[i\].price < c.price reads b\[i\] and a later variable",
+        "skip_till_next_match",
+    ),
+    Bad(
         "strategy-partition-without-attr",
         "PATTERN SEQ(A a, B b)\nWHERE partition_contiguity\nWITHIN 10 s\n",
         2,

@@ -28,6 +28,9 @@ class Variable:
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
     # a negated variable a selection strategy made (``plan.strategy``): the strategy's name
     made_by: str = ""
+    # next-match over a Kleene variable: this negation also holds between the run's elements
+    # (no event that could have been its next element is skipped, ``NegationCheck.gaps``)
+    gaps_of: str = ""
 
     @property
     def kleene(self) -> bool:

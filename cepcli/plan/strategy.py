@@ -14,17 +14,28 @@ bound to them (in stream order) it forbids
 Each such pair gets a negated variable between ``u`` and ``v`` (``v'``: its type, or every
 row for the contiguities, ``Variable.any_type``) with those conjuncts written for it; the
 negation's own rule (section 6) does the rest: an event bound in the match is no violation,
-and one between bound events is always inside the window.
+and one between bound events is always inside the window. When ``v`` is a Kleene variable,
+``v'`` is about its first element (the conjuncts on ``v[i]`` and ``v[1]``).
+
+Under ``skip_till_next_match`` a listed Kleene variable ``b`` also gets ``b''``: no event
+that could have been the run's next element (of ``b``'s type, satisfying its element-wise
+conjuncts with ``b[i-1]`` the run's last so far and ``b[..i-1]`` the run so far, and only
+variables at or before ``b``) between two of its elements (``Variable.gaps_of``: checked in
+each gap, ``NegationCheck``) nor after its last one, before the next positive variable's
+event (or within the window when ``b`` ends the pattern): one maximal run per start.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import fields as dataclass_fields
+from dataclasses import replace
 
 from cepcli.errors import QueryError, Span
 from cepcli.plan.pattern import Branch, Condition, Role, Variable
 from cepcli.query import ast as a
+from cepcli.query.printer import print_expr
 
 ANY_MATCH = "skip_till_any_match"
 ANY_TYPE = "*"  # how an every-row negated variable's type is shown (``explain``)
@@ -54,11 +65,11 @@ def lower(
     for k, branch in enumerate(branches):
         seq = _in_order(branch, strategy, at)
         kleene = [v.name for v in seq if v.kleene and v.name in listed]
-        if kleene:
+        if kleene and strategy != "skip_till_next_match":
             raise QueryError(
                 f"{strategy} over a Kleene variable ({kleene[0]}) is not supported yet: name the"
                 f" variables it applies to, without {kleene[0]} (WHERE {strategy}(...)), or use"
-                " skip_till_any_match",
+                " skip_till_any_match or skip_till_next_match",
                 at,
             )
         if strategy == "partition_contiguity" and not branch.equiv:
@@ -67,28 +78,111 @@ def lower(
         added: list[Variable] = []
         order = set(branch.order)
         conditions = list(branch.conditions)
-        for i in range(len(seq) - 1):
-            u, v = seq[i], seq[i + 1]
-            if u.name not in listed or v.name not in listed:
-                continue
+
+        def negation(name: str, of: Variable, i: int, gaps: str = "") -> Variable:
+            """A negated variable after ``seq[i]`` and before ``seq[i + 1]`` (if any)."""
             n = Variable(
-                f"{v.name}'{suffix}",
-                v.type if strategy == "skip_till_next_match" else ANY_TYPE,
+                name,
+                of.type if strategy == "skip_till_next_match" else ANY_TYPE,
                 Role.NEGATED,
                 len(variables),
                 span=at,
                 made_by=strategy,
+                gaps_of=gaps,
             )
             variables[n.name] = n
-            added.append(n)
-            order |= {(x.name, n.name) for x in seq[: i + 1]} | {(n.name, y.name) for y in seq[i + 1 :]}
+            added.append(n)  # noqa: B023 - called within this iteration only
+            before, after = seq[: i + 1], seq[i + 1 :]  # noqa: B023
+            order.update({(x.name, n.name) for x in before} | {(n.name, y.name) for y in after})  # noqa: B023
+            return n
+
+        for i in range(len(seq) - 1):
+            u, v = seq[i], seq[i + 1]
+            if u.name not in listed or v.name not in listed:
+                continue
+            n = negation(f"{v.name}'{suffix}", v, i)
             if strategy == "skip_till_next_match":
                 earlier = {x.name for x in seq[: i + 1]} | {v.name}
                 for cond in branch.conditions:
                     if v.name in cond.variables and cond.variables <= earlier and cond.negated is None:
-                        conditions.append(classify(a.renamed(cond.text, {v.name: n.name}), variables))
+                        said = _of_one(cond, v, n.name, first=True, at=at)
+                        if said is not None:
+                            conditions.append(_negations(classify(said, variables), cond, at))
+        for i, b in enumerate(seq):  # next-match: a Kleene variable's run, one qualifying event after another
+            if not b.kleene or b.name not in listed or strategy != "skip_till_next_match":
+                continue
+            n = negation(f"{b.name}''{suffix}", b, i, gaps=b.name)
+            earlier = {x.name for x in seq[: i + 1]}
+            for cond in branch.conditions:
+                if cond.iterates == b.name and cond.variables <= earlier and cond.negated is None:
+                    said = _of_one(cond, b, n.name, first=False, at=at)
+                    assert said is not None
+                    mine = _negations(classify(said, variables), cond, at)
+                    # (one that reads only the run so far, count(b[..i-1]) < 3, is the negation's too)
+                    conditions.append(replace(mine, variables=mine.variables | {n.name}, negated=n.name))
         out.append(Branch((*branch.variables, *added), frozenset(order), tuple(conditions), branch.equiv))
     return out
+
+
+def _negations(cond: Condition, written: Condition, at: Span) -> Condition:
+    """A negation's conjunct; one that still reads a Kleene run element by element (``v``
+    after ``b`` under ``b[i].x < v.x``) is no negation's: an error at the strategy."""
+    if cond.iterates is not None:
+        raise QueryError(
+            f"skip_till_next_match: the condition {print_expr(written.text)} reads {cond.iterates}[i] and a"
+            " later variable, which cannot say what that variable's next event is: not supported yet",
+            at,
+        )
+    return cond
+
+
+def _of_one(cond: Condition, v: Variable, n: str, first: bool, at: Span) -> a.Expr | None:
+    """``cond`` said of one event ``n`` that could have been ``v``'s: ``v`` itself (a plain
+    variable), a Kleene ``v``'s first element (``first``: ``v[i]`` and ``v[1]`` are ``n``; a
+    conjunct of later elements, ``v[i-1]``, does not decide it and is None), or its next
+    element after the run so far (``v[i]`` is ``n``, ``v[i-1]`` the run's last, ``v[..i-1]``
+    the run). A conjunct that reads the whole run (``v[last]``, ``v[]``) with its elements
+    cannot say which event comes next: an error at the strategy."""
+    if not v.kleene:
+        return a.renamed(cond.text, {v.name: n})
+    refs = {
+        node.index if isinstance(node, a.Attr) else node.scope
+        for node in a.iter_expr(cond.text)
+        if isinstance(node, a.Attr | a.Agg) and node.var == v.name
+    }
+    if first and (a.Index.PREV in refs or a.Scope.PREFIX in refs):
+        return None  # of the second element on
+    element = refs & {a.Index.EACH, a.Index.PREV, a.Scope.PREFIX} or (first and refs == {a.Index.FIRST})
+    if not element:
+        return None  # about the whole run (count(b[]) >= 3): not about which event comes next
+    if refs & {a.Index.LAST, a.Scope.ALL}:
+        raise QueryError(
+            f"skip_till_next_match over {v.name}: a condition that reads {v.name}[i] and the whole run"
+            f" ({v.name}[last] or {v.name}[]) cannot say which event is the run's next: not supported yet",
+            at,
+        )
+    return _element(cond.text, v.name, n, first)
+
+
+def _element(expr: a.Expr, b: str, n: str, first: bool) -> a.Expr:
+    """``expr`` with ``b``'s element as ``n`` (see ``_of_one``)."""
+    match expr:
+        case a.Attr(var, attr, index, span) if var == b:
+            if index is a.Index.EACH or (first and index is a.Index.FIRST):
+                return a.Attr(n, attr, a.Index.PLAIN, span)
+            if index is a.Index.PREV:
+                return a.Attr(b, attr, a.Index.LAST, span)
+            return expr
+        case a.Agg(func, var, attr, a.Scope.PREFIX, span) if var == b:
+            return a.Agg(func, b, attr, a.Scope.ALL, span)
+    changes: dict[str, object] = {}
+    for f in dataclass_fields(expr):
+        value = getattr(expr, f.name)
+        if isinstance(value, a.Abs | a.Minus | a.Arith | a.Compare | a.BoolOp | a.Not | a.Attr | a.Agg):
+            changes[f.name] = _element(value, b, n, first)
+        elif isinstance(value, tuple) and value and not isinstance(value[0], str):
+            changes[f.name] = tuple(_element(item, b, n, first) for item in value)
+    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
 
 
 def _in_order(branch: Branch, strategy: str, at: Span) -> list[Variable]:

@@ -176,6 +176,7 @@ def negation_checks(
             for c, fn in zip(branch.conditions, conditions, strict=True)
             if name in c.variables and fn is not None
         )
+        run = next((k for k in branch.variables if k.name == v.gaps_of), None)
         out.append(
             NegationCheck(
                 name,
@@ -187,6 +188,8 @@ def negation_checks(
                 equiv if v.keyed else (),
                 window,
                 stats,
+                slots[run.name] if run is not None else None,
+                run.hi if run is not None else None,
             )
         )
     return out
@@ -220,6 +223,28 @@ class CompiledBranch:
                 others = tuple(sorted(self.slots[v] for v in cond.variables if v != var))
                 out.append((fn, self.slots[var], others))
         return tuple(out)
+
+    def next_element(
+        self, var: str, each_new: Sequence[tuple[CompiledCondition, Condition]]
+    ) -> tuple[tuple[CompiledCondition, Condition], ...] | None:
+        """Under skip_till_next_match over Kleene variable ``var`` (a negation with
+        ``gaps_of``): the conditions that say what its run's next element is (element-wise,
+        reading only variables before it), when all of them are among ``each_new`` (read
+        where the run grows; those the prefilter applied are its events' own), for
+        ``Iteration`` to grow one run per start. None otherwise."""
+        branch = self.branch
+        if not any(n.gaps_of == var for n in branch.negated):
+            return None
+        before = branch.before(var) | {var}
+        wanted = [
+            c
+            for c in branch.conditions
+            if c.iterates == var and c.negated is None and c.variables <= before and not c.prefilter
+        ]
+        here = {id(cond): (fn, cond) for fn, cond in each_new}
+        if not all(id(c) in here for c in wanted):
+            return None
+        return tuple(here[id(c)] for c in wanted)
 
     def bound(self, indexes: Sequence[int]) -> tuple[tuple[CompiledCondition, Condition], ...]:
         """Compiled conditions with their classification, for the given indexes."""

@@ -86,6 +86,7 @@ class _State:
             runtime.stats,
             runtime.options,
             runtime.first_element(spec.var) if self.kleene else (),
+            runtime.next_element(spec.var, self.each_new) if self.kleene else None,
         )
 
 

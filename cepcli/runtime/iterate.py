@@ -28,7 +28,7 @@ Subset = tuple[Event, ...]
 class Iteration:
     """How one Kleene variable grows its subsets."""
 
-    __slots__ = ("lo", "hi", "each_new", "first", "equiv", "group", "window", "stats", "options")
+    __slots__ = ("lo", "hi", "each_new", "first", "equiv", "group", "window", "stats", "options", "next")
 
     def __init__(
         self,
@@ -41,10 +41,15 @@ class Iteration:
         stats: Stats,
         options: EvalOptions,
         first: FirstElement = (),
+        next_match: Sequence[tuple[CompiledCondition, Condition]] | None = None,
     ) -> None:
         self.lo, self.hi = lo, hi
         self.each_new = tuple(each_new)
         self.first = first  # ``CompiledBranch.first_element``: they cut at the first element
+        # skip_till_next_match (``CompiledBranch.next_element``), when every condition that
+        # says what the run's next element is can be read here: a run skips no event that
+        # passes them, so each start has one run (its prefixes), never a power set
+        self.next = tuple(next_match) if next_match is not None else None
         self.equiv = equiv
         self.group = group
         self.window = window
@@ -66,6 +71,9 @@ class Iteration:
         pool = [e for e in candidates if e.row not in rows]
         pools = [pool] if self.group is None else self._groups(pool, last)
         for group in pools:
+            if self.next is not None:
+                yield from self._runs(m, group, min_ts, max_ts, last)
+                continue
             self._check_size(len(group) + (last is not None))
             yield from self._grow(m, group, min_ts, max_ts, last)
 
@@ -153,6 +161,71 @@ class Iteration:
                     break
             else:
                 return
+
+    def _runs(
+        self, m: list[object], pool: list[Event], min_ts: int, max_ts: int, last: Event | None
+    ) -> Iterator[tuple[Subset, int]]:
+        """Under skip_till_next_match: from each start, the run that takes every next event
+        that could be its next element (``_next``), and its prefixes (with ``last``: those
+        that ``last`` can end, no such event between them); a run stops where its next
+        element fails a condition of this place (another variable's), as skipping it would
+        break the strategy. The acceptance still checks the strategy (its negation ``b''``)."""
+        hi, lo, holds, element = self.hi, self.lo, self.window.holds, self.element
+        if (
+            last is not None
+            and lo <= 1
+            and holds(min(min_ts, last.ts), max(max_ts, last.ts))
+            and element(m, (), last)
+        ):
+            yield (last,), min(min_ts, last.ts)
+        for start, first in enumerate(pool):
+            lo_ts = min(min_ts, first.ts)
+            if not holds(lo_ts, max(max_ts, first.ts)):
+                break
+            if not element(m, (), first):
+                continue
+            run: Subset = (first,)
+            top = max(max_ts, first.ts)
+            j = start + 1
+            while True:
+                size = len(run)
+                if last is None and size >= lo:
+                    yield run, lo_ts
+                at = self._next(m, run, pool, j, lo_ts, top)
+                ends = (
+                    at is None and (hi is None or size < hi) and size + 1 >= lo
+                )  # nothing could come between
+                if last is not None and ends and holds(lo_ts, max(top, last.ts)) and element(m, run, last):
+                    yield run + (last,), lo_ts
+                if at is None or (hi is not None and size >= hi) or not element(m, run, pool[at]):
+                    break
+                run += (pool[at],)
+                top = max(top, pool[at].ts)
+                j = at + 1
+
+    def _next(
+        self, m: list[object], run: Subset, pool: list[Event], j: int, lo_ts: int, top: int
+    ) -> int | None:
+        """Where in ``pool`` (from ``j``, within the window) the run's next element is:
+        the first event that passes the conditions that say what comes next."""
+        assert self.next is not None
+        holds = self.window.holds
+        for at in range(j, len(pool)):
+            event = pool[at]
+            if not holds(lo_ts, max(top, event.ts)):
+                return None
+            if self.equiv and (
+                not same_key(self.equiv, m, event)
+                or any(run[0].values[k] != event.values[k] for k in self.equiv)
+            ):
+                continue
+            for fn, _ in self.next:
+                self.stats.predicate_evaluations += 1
+                if not fn(m, event, run[-1], run):
+                    break
+            else:
+                return at
+        return None
 
     def element(self, m: list[object], current: Subset, event: Event) -> bool:
         """Can ``event`` follow ``current`` in the subset? As the first element, it must

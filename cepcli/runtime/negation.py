@@ -17,7 +17,19 @@ class NegationCheck:
     """One negated variable ``n`` of one branch: is a (complete) match violated by an
     event of ``n``'s buffer? Order, window, distinctness, conditions and ``[attr]``."""
 
-    __slots__ = ("name", "bit", "slot", "before", "after", "conditions", "equiv", "window", "stats")
+    __slots__ = (
+        "name",
+        "bit",
+        "slot",
+        "before",
+        "after",
+        "conditions",
+        "equiv",
+        "window",
+        "stats",
+        "gaps",
+        "most",
+    )
 
     def __init__(
         self,
@@ -30,6 +42,8 @@ class NegationCheck:
         equiv: tuple[int, ...],
         window: Window,
         stats: Stats,
+        gaps: int | None = None,
+        most: int | None = None,
     ) -> None:
         self.name = name
         self.bit = bit
@@ -40,6 +54,10 @@ class NegationCheck:
         self.equiv = equiv  # column indexes of [attr] tests
         self.window = window
         self.stats = stats
+        # next-match over a Kleene variable (``Variable.gaps_of``): its slot, whose run must
+        # skip no event that could have been its next element, and its most elements
+        self.gaps = gaps
+        self.most = most
 
     @property
     def trailing(self) -> bool:
@@ -55,11 +73,36 @@ class NegationCheck:
     def violated(
         self, m: list[object], rows: frozenset[int], min_ts: int, max_ts: int, buffer: EventBuffer
     ) -> bool:
+        reach = self.window.reach(min_ts, max_ts)
+        if self.gaps is not None and self._in_a_gap(m, rows, reach, buffer):
+            return True
         after, before = self.bounds(m)
-        candidates = buffer.between(after, before, *self.window.reach(min_ts, max_ts))
+        candidates = buffer.between(after, before, *reach)
         return any(self.violates(m, rows, e) for e in candidates)
 
+    def _in_a_gap(
+        self, m: list[object], rows: frozenset[int], reach: tuple[int, int], buffer: EventBuffer
+    ) -> bool:
+        """An event between two elements of the run that could have been the next after
+        the first of them (the run so far bound in its place while it is judged)."""
+        assert self.gaps is not None
+        run = m[self.gaps]
+        assert isinstance(run, tuple)
+        try:
+            for j in range(len(run) - 1):
+                m[self.gaps] = run[: j + 1]
+                e, f = run[j], run[j + 1]
+                if any(
+                    self.violates(m, rows, x) for x in buffer.between((e.ts, e.row), (f.ts, f.row), *reach)
+                ):
+                    return True
+        finally:
+            m[self.gaps] = run
+        return False
+
     def violates(self, m: list[object], rows: frozenset[int], event: Event) -> bool:
+        if self.most is not None and len(m[self.gaps]) >= self.most:  # type: ignore[arg-type,index]
+            return False  # a run as long as it may be takes no next element
         if event.row in rows:
             return False
         if self.equiv and not same_key(self.equiv, m, event):

@@ -70,16 +70,18 @@ class _Edge:
         # while that variable's events are in the window) and the take is a single event.
         self.memo = -1 if self.kleene or not reads else tree.memo_id(taken, spec.var)
         group = None if spec.group_by is None else tree.schema.index(spec.group_by)
+        each_new = tree.bound(spec.conditions.each_new)
         self.iteration = Iteration(
             spec.lo,
             spec.hi,
-            tree.bound(spec.conditions.each_new),
+            each_new,
             tree.equiv,
             group,
             tree.window,
             tree.stats,
             tree.options,
             tree.first_element(spec.var) if self.kleene else (),
+            tree.next_element(spec.var, each_new) if self.kleene else None,
         )
 
 
