@@ -1,5 +1,5 @@
 """Hand-written cases: query, a tiny stream, and the matches worked out BY HAND
-from SPEC section 3 (skip-till-any-match).
+from docs/semantics.md section 6 (skip-till-any-match).
 
 ``expected`` is written as a list of dicts ``{"a": 0, "b": (2, 3), "c": 4}``: row ids
 are 0-based data rows (header excluded); a single event is an int, a Kleene
@@ -447,7 +447,7 @@ CASES: list[Case] = [
         B,2,2
         B,3,
     """), [{"a": 0, "q": (1,)}, {"a": 0, "q": (2,)}, {"a": 0, "q": (1, 2)}, {"a": 0, "q": (3,)}]),
-    # with [x] too, a missing x matches nothing (SPEC: [attr] fails on a missing value)
+    # with [x] too, a missing x matches nothing (docs/semantics.md section 3: [attr] fails on a missing value)
     Case("kleene_group_key_missing_with_equivalence",
          "PATTERN B+ q[] WHERE q[i].x = q[i-1].x AND [x] WITHIN 1", csv("""
         type,ts,x
@@ -716,7 +716,8 @@ CASES: list[Case] = [
     # whole run then c7; (1, 3) then c7 would skip B row 4
     Case("next_match_kleene_then_c",
          "PATTERN SEQ(A a, B+ b[], C c) WHERE skip_till_next_match WITHIN 10",
-         STRATEGIES, [{"a": 0, "b": 1, "c": 2}, {"a": 0, "b": (1, 3, 4, 6), "c": 7}, {"a": 5, "b": 6, "c": 7}]),
+         STRATEGIES,
+         [{"a": 0, "b": 1, "c": 2}, {"a": 0, "b": (1, 3, 4, 6), "c": 7}, {"a": 5, "b": 6, "c": 7}]),
     # a run of its most elements takes no more
     Case("next_match_kleene_bounded",
          "PATTERN SEQ(A a, B{1,2} b[]) WHERE skip_till_next_match WITHIN 10",

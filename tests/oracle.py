@@ -1,4 +1,4 @@
-"""The brute-force reading of SPEC section 3: every assignment of events to the
+"""The brute-force reading of docs/semantics.md section 6: every assignment of events to the
 variables of every DNF branch, kept when rules 1-6 hold. Exponential on purpose:
 it is the written-down semantics the engines are compared with, not an engine.
 
@@ -6,10 +6,10 @@ It shares only the parser and the DNF normalisation with cepcli; it reads the CS
 with the csv module and interprets conditions by walking the AST (three-valued
 logic, as SQL), independently of the compiled conditions and the prefilter.
 
-Times are exact integer nanoseconds, read here by their own rules (SPEC section 1):
+Times are exact integer nanoseconds, read here by their own rules (docs/semantics.md section 1):
 numbers as decimals in ``time_unit``, ISO-8601 date-times to the nanosecond, with a
 zone converted to UTC and none taken as UTC. In a condition a time is an exact number
-of time units (a ``Fraction``). Null markers (SPEC section 1) are missing in columns
+of time units (a ``Fraction``). Null markers (docs/semantics.md section 3) are missing in columns
 whose other values are numbers or booleans, and in columns with no other value (a missing
 value never decides a kind: such a column has none).
 """
@@ -36,7 +36,7 @@ Row = dict[str, Any]  # column values, plus "_row" and "_ts"
 MatchKey = frozenset[tuple[str, tuple[int, ...]]]
 
 
-# The markers pandas and pyarrow read as missing (SPEC section 1: "such as NA, N/A, NaN, null").
+# The markers pandas and pyarrow read as missing (docs/semantics.md section 3: NA, N/A, NaN, null...).
 NULLS = {
     "",
     "#N/A",
@@ -194,7 +194,9 @@ def _strategy_holds(
                     return False
     if query.strategy == "skip_till_next_match":
         for i, b in enumerate(seq):
-            if b.kleene and b.name in listed and not _one_run(query, branch, seq, i, m, rows, type_col, time_col, unit):
+            if not b.kleene or b.name not in listed:
+                continue
+            if not _one_run(query, branch, seq, i, m, rows, type_col, time_col, unit):
                 return False
     return True
 

@@ -108,7 +108,7 @@ def depth(tree: Tree) -> int:
 
 
 def branches(tree: Tree) -> list[list[Leaf]]:
-    """The DNF branches (as leaf lists), the same expansion as SPEC section 3."""
+    """The DNF branches (as leaf lists), the same expansion as docs/semantics.md section 6."""
     if isinstance(tree, Leaf):
         return [[tree]]
     parts = [branches(item) for item in tree.items]
@@ -441,7 +441,8 @@ def patterns(draw: st.DrawFn, constants: bool = False, focus: str | None = None,
     if focus == "next_kleene":
         if not any(t in templates and "kleene" in templates[t].tags for t in where):
             where.insert(0, draw(_template([t for t in templates.values() if "kleene" in t.tags])))
-        listed = draw(st.lists(st.sampled_from([v.var for v in leaves(tree) if v.kind != "neg"]), unique=True))
+        events = [v.var for v in leaves(tree) if v.kind != "neg"]
+        listed = draw(st.lists(st.sampled_from(events), unique=True))
         strategy = "skip_till_next_match" + (f"({', '.join(sorted(listed))})" if len(listed) >= 2 else "")
     if focus == "strategy":
         strategy = draw(st.sampled_from(["skip_till_next_match", "strict_contiguity", "partition_contiguity",
@@ -464,7 +465,7 @@ def queries() -> st.SearchStrategy[str]:
 # --- streams --------------------------------------------------------------------------
 
 # Where the fractional forms start (the 0.3 s tick is added): a small time, the
-# SPEC's ``614.067``, and a recent epoch time (13 significant digits: a float
+# the issue's ``614.067``, and a recent epoch time (13 significant digits: a float
 # difference of two of them is rarely the exact decimal one).
 DECIMAL_STARTS_MS = [14_067, 614_067, 1_709_251_199_100]
 ISO_STARTS = [datetime(2024, 2, 29, 23, 59, 58, 800_000, tzinfo=UTC),  # crosses midnight

@@ -218,7 +218,7 @@ def test_the_stats_say_how_a_negated_variable_is_evaluated() -> None:
 
 
 def test_on_a_pipe_nothing_is_held_and_the_first_segment_is_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a pipe every match is written as soon as it is decided (SPEC section 1), so the
+    """On a pipe every match is written as soon as it is decided (docs/input.md), so the
     first events are not held for the first choice: the first segment runs the tree for three
     windows from the first event (6 s here), and the next one is chosen from the counts of
     its first two (4 A, 4 B, 4 C: eager), in a runtime of its own."""

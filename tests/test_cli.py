@@ -1,4 +1,4 @@
-"""The command line as a user sees it (SPEC sections 1 and 5, README "Input" and
+"""The command line as a user sees it (docs/input.md and docs/running.md, README "Input" and
 "Running"): click's ``CliRunner`` over ``cepcli.cli.cli``, one table of
 (args, files/stdin, expected exit code, stdout check, stderr substring) per command,
 plus a few real processes for what only a process shows (a closed pipe,

@@ -1,4 +1,4 @@
-"""One input, five ways in (SPEC section 1: CSV, Parquet, JSON lines, a pandas DataFrame, an
+"""One input, five ways in (docs/input.md: CSV, Parquet, JSON lines, a pandas DataFrame, an
 Arrow table; the format follows the file name or ``--input-format``): the matches must be the
 same set, whatever the format.
 

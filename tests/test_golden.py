@@ -1,4 +1,4 @@
-"""Golden files for the query language (SPEC section 2).
+"""Golden files for the query language (docs/query-language.md).
 
 * ``golden/valid/NAME.sase``: a valid query whose first line is ``-- branches: N``
   (how many DNF branches it normalises to); ``NAME.expected`` holds its canonical

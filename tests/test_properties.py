@@ -147,7 +147,7 @@ def test_engines_equal_oracle(example: Example) -> None:
 @given(example=examples(constants=True, time_forms=TIME_FORMS))
 def test_engines_equal_oracle_with_constant_conjunct(example: Example) -> None:
     """A conjunct that mentions no variable (``2 < 1``, ``1 + 1 = 2``) is part of the
-    WHERE condition like any other (SPEC section 3, rule 5)."""
+    WHERE condition like any other (docs/semantics.md section 6)."""
     _check_engines(example)
 
 
@@ -194,7 +194,7 @@ def test_negation_conditions_with_missing_values(example: Example) -> None:
 @_settings(80)
 @given(example=examples(focus="shared", time_forms=TIME_FORMS))
 def test_shared_types(example: Example) -> None:
-    """Variables of one or two types, often told apart by conditions (SPEC section 4)."""
+    """Variables of one or two types, often told apart by conditions (docs/semantics.md section 6)."""
     _check_engines(example)
 
 
@@ -237,7 +237,7 @@ def test_oracle_reads_every_time_form(data: st.DataObject, tree: Tree, window: s
     """The same stream, its timestamps written as decimal seconds, ISO-8601 with
     milliseconds, or epoch milliseconds (0.3 s a tick, so that events are often
     exactly a window apart), has the same matches in the oracle: it reads time
-    exactly (SPEC section 1)."""
+    exactly (docs/semantics.md section 1)."""
     pattern = Pattern(tree, (), window)
     types = "".join(sorted({v.type for v in leaves(pattern.tree)}))
     rows = data.draw(stream_rows(types=types * 3 + "ABCD"))

@@ -1,4 +1,4 @@
-"""Streaming (SPEC section 1): read from a pipe, each complete row is evaluated as soon as
+"""Streaming (docs/input.md): read from a pipe, each complete row is evaluated as soon as
 it is read, and a match is written as soon as it is decided: before the writer closes
 the pipe. Real processes, a real pipe, rows written one at a time."""
 

@@ -1,4 +1,4 @@
-"""Exact time (SPEC section 1 and section 3, rule 4): timestamps are int64 nanoseconds
+"""Exact time (docs/semantics.md sections 1 and 4): timestamps are int64 nanoseconds
 from the reader to the engines, and the window is inclusive, ``max - min <= W``, computed
 exactly.
 

@@ -1,4 +1,4 @@
-"""Exact values and missing values (SPEC section 1): null markers, kinds from a fixed
+"""Exact values and missing values (docs/semantics.md sections 2 and 3): null markers, kinds from a fixed
 sample (not ``--chunk-rows``), ``--schema``, int64 kept exact end to end, NaN and
 infinity in the output, NUL bytes, and a value that contradicts its column's kind."""
 
