@@ -145,7 +145,9 @@ def _negations(pattern: Pattern, how: str | Callable[[int, str], str]) -> tuple[
             conditions = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
             label = f" (branch {i + 1})" if len(pattern.branches) > 1 else ""
             checked = how if isinstance(how, str) else how(i, n.name)
-            if n.gaps_of:  # (it also lies between the run's elements, the run so far as b[])
+            if n.gaps_of and n.any_type:  # (a contiguity: between the run's elements only)
+                where = f"between two elements of {n.gaps_of}"
+            elif n.gaps_of:  # (it also lies between the run's elements, the run so far as b[])
                 where = f"between two elements of {n.gaps_of} or {where}"
             out.append(
                 f"NOT {n.type} {n.name}{label}: {checked}; an event of {n.name}"
@@ -221,6 +223,10 @@ def branch_text(pattern: Pattern, branch: Branch) -> str:
     for n in made.values():
         last = max(branch.before(n.name), key=lambda x: len(branch.before(x)))
         mine = [print_expr(c.text) for c in branch.conditions if n.name in c.variables]
+        if n.gaps_of and n.any_type:  # a contiguity over a Kleene variable: its run is contiguous
+            what = "no row" if n.keyed is False else "no row of the same key"
+            text += f"; {n.made_by}: {what} between two elements of {n.gaps_of}"
+            continue
         if n.gaps_of:  # next-match over a Kleene variable: the run's next element is never skipped
             after = branch.after(n.name)
             end = min(after, key=lambda x: len(branch.before(x))) if after else "the window's end"

@@ -726,6 +726,14 @@ CASES: list[Case] = [
     Case("next_match_kleene_partition",
          "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match { [k] } WITHIN 10",
          STRATEGIES, [{"a": 0, "b": (3, 6)}]),
+    # strict contiguity over a Kleene variable: consecutive rows (rows 3 and 4 are the only
+    # two B's in a row); partition contiguity: rows of the same key, other keys between
+    Case("strict_contiguity_kleene_run",
+         "PATTERN SEQ(B+ b[]) WHERE strict_contiguity WITHIN 10",
+         STRATEGIES, [{"b": 1}, {"b": 3}, {"b": 4}, {"b": 6}, {"b": (3, 4)}]),
+    Case("partition_contiguity_kleene_run",
+         "PATTERN SEQ(C c, B+ b[]) WHERE partition_contiguity { [k] } WITHIN 10",
+         STRATEGIES, [{"c": 2, "b": 3}, {"c": 2, "b": (3, 6)}]),
     Case("strict_contiguity_consecutive_rows", "PATTERN SEQ(A a, B b) WHERE strict_contiguity WITHIN 10",
          STRATEGIES, [{"a": 0, "b": 1}, {"a": 5, "b": 6}]),
     Case("strict_contiguity_three", "PATTERN SEQ(B b, C c) WHERE strict_contiguity { b.x > c.x } WITHIN 10",

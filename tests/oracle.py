@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from itertools import combinations, product
+from itertools import combinations, pairwise, product
 from typing import Any
 
 from cepcli.engines import compile_pattern
@@ -156,11 +156,15 @@ def _strategy_holds(
     query: a.Query, branch: Branch, key: MatchKey, rows: list[Row], type_col: str, time_col: str, unit: int
 ) -> bool:
     """Section 7: for consecutive positive variables u, v of the SEQ (both listed, or all),
-    no row strictly between their events (stream order) that is
+    no row strictly between their events (stream order; a Kleene variable's last and first)
+    that is
     * skip_till_next_match: of v's type, and satisfies every conjunct that mentions v and
       only variables at or before u ([attr] too: equal to u's value);
     * strict_contiguity: any row;
-    * partition_contiguity: a row with u's [attr] value(s)."""
+    * partition_contiguity: a row with u's [attr] value(s).
+    A listed Kleene variable's run is contiguous under the contiguities (no row, or none of
+    its key, between two of its elements) and one run of next qualifying events under
+    skip_till_next_match (``_one_run``)."""
     if query.strategy == "skip_till_any_match":
         return True
     by_row = {r["_row"]: r for r in rows}
@@ -192,6 +196,16 @@ def _strategy_holds(
                     not branch.equiv or _same([e_u, r], branch.equiv)
                 ):
                     return False
+    for b in seq:  # the contiguities: a Kleene variable's run is contiguous (of its key)
+        if query.strategy == "skip_till_next_match" or not b.kleene or b.name not in listed:
+            continue
+        run = sorted(m[b.name], key=_key)
+        for e, f in pairwise(run):
+            between = [r for r in rows if _key(e) < _key(r) < _key(f)]
+            if query.strategy == "strict_contiguity" and between:
+                return False
+            if query.strategy == "partition_contiguity" and any(_same([e, r], branch.equiv) for r in between):
+                return False
     if query.strategy == "skip_till_next_match":
         for i, b in enumerate(seq):
             if not b.kleene or b.name not in listed:

@@ -254,7 +254,7 @@ def trees(draw: st.DrawFn, focus: str | None = None) -> Tree:
         w = replace(w, kleene=0)
         items = [draw(_leaf(w, allow_neg=True)) for _ in range(draw(st.integers(2, 4)))]
         return _repair(_name(Node("SEQ", tuple(items)), [0]))
-    if focus == "next_kleene":  # a SEQ with a Kleene element, for skip_till_next_match
+    if focus == "kleene_strategy":  # a SEQ with a Kleene element, under a strategy
         items = [draw(_leaf(replace(w, kleene=0), allow_neg=True)) for _ in range(draw(st.integers(1, 3)))]
         at = draw(st.integers(0, len(items)))
         items.insert(at, draw(_kleene(draw(st.sampled_from(w.types)))))
@@ -438,12 +438,17 @@ def patterns(draw: st.DrawFn, constants: bool = False, focus: str | None = None,
     forms = [time_form] if time_form else list(TIME_FORMS)
     window = draw(st.sampled_from([w for f in forms for w in WINDOWS[f]]))
     strategy = ""
-    if focus == "next_kleene":
+    if focus == "kleene_strategy":
         if not any(t in templates and "kleene" in templates[t].tags for t in where):
             where.insert(0, draw(_template([t for t in templates.values() if "kleene" in t.tags])))
+        strategy = draw(st.sampled_from(["skip_till_next_match", "skip_till_next_match", "strict_contiguity",
+                                         "partition_contiguity"]))
+        if strategy == "partition_contiguity":
+            key = draw(st.sampled_from(["[g]", "[x]"]))
+            where = [c for c in where if not c.startswith("[")] + [key]
         events = [v.var for v in leaves(tree) if v.kind != "neg"]
         listed = draw(st.lists(st.sampled_from(events), unique=True))
-        strategy = "skip_till_next_match" + (f"({', '.join(sorted(listed))})" if len(listed) >= 2 else "")
+        strategy += f"({', '.join(sorted(listed))})" if len(listed) >= 2 else ""
     if focus == "strategy":
         strategy = draw(st.sampled_from(["skip_till_next_match", "strict_contiguity", "partition_contiguity",
                                          "skip_till_next_match"]))

@@ -154,14 +154,6 @@ BAD_QUERIES = [
         "skip_till_next_match",
     ),
     Bad(
-        "strategy-with-a-kleene-variable",
-        "PATTERN SEQ(A a, B+ b[])\nWHERE STRICT_CONTIGUITY a.price < b[1].price\nWITHIN 10 s\n",
-        2,
-        7,
-        r"strict_contiguity over a Kleene variable \(b\) is not supported yet",
-        "STRICT_CONTIGUITY",
-    ),
-    Bad(
         "strategy-next-match-over-a-run-read-whole",
         "PATTERN SEQ(A a, B+ b[])\nWHERE skip_till_next_match { b[i].price > avg(b[].price) }\nWITHIN 10 s\n",
         2,

@@ -161,11 +161,12 @@ def test_selection_strategies(example: Example) -> None:
 
 
 @_settings(150)
-@given(example=examples(focus="next_kleene", time_forms=TIME_FORMS))
-def test_next_match_over_a_kleene_variable(example: Example) -> None:
-    """SEQs with a Kleene element under skip_till_next_match (all variables or some listed):
-    its first element the next qualifying event, no qualifying event skipped between its
-    elements, the run maximal (section 7). Conditions the strategy cannot read as "the
+@given(example=examples(focus="kleene_strategy", time_forms=TIME_FORMS))
+def test_strategies_over_a_kleene_variable(example: Example) -> None:
+    """SEQs with a Kleene element under a strategy (all variables or some listed):
+    skip_till_next_match (its first element the next qualifying event, no qualifying event
+    skipped between its elements, the run maximal) and the contiguities (no row, or none of
+    its key, between its elements), section 7. Conditions next-match cannot read as "the
     run's next element" are a query error (tested in test_bad_queries), not drawn here."""
     try:
         compile_pattern(example.query)

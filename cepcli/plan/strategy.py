@@ -22,7 +22,9 @@ that could have been the run's next element (of ``b``'s type, satisfying its ele
 conjuncts with ``b[i-1]`` the run's last so far and ``b[..i-1]`` the run so far, and only
 variables at or before ``b``) between two of its elements (``Variable.gaps_of``: checked in
 each gap, ``NegationCheck``) nor after its last one, before the next positive variable's
-event (or within the window when ``b`` ends the pattern): one maximal run per start.
+event (or within the window when ``b`` ends the pattern): one maximal run per start. Under
+the contiguities ``b''`` holds in the gaps only: no row (of the same key) between two of
+its elements.
 """
 
 from __future__ import annotations
@@ -64,14 +66,6 @@ def lower(
     out = []
     for k, branch in enumerate(branches):
         seq = _in_order(branch, strategy, at)
-        kleene = [v.name for v in seq if v.kleene and v.name in listed]
-        if kleene and strategy != "skip_till_next_match":
-            raise QueryError(
-                f"{strategy} over a Kleene variable ({kleene[0]}) is not supported yet: name the"
-                f" variables it applies to, without {kleene[0]} (WHERE {strategy}(...)), or use"
-                " skip_till_any_match or skip_till_next_match",
-                at,
-            )
         if strategy == "partition_contiguity" and not branch.equiv:
             raise QueryError("partition_contiguity needs the partition: add [attr] to the WHERE clause", at)
         suffix = "" if len(branches) == 1 else str(k + 1)
@@ -108,10 +102,12 @@ def lower(
                         said = _of_one(cond, v, n.name, first=True, at=at)
                         if said is not None:
                             conditions.append(_negations(classify(said, variables), cond, at))
-        for i, b in enumerate(seq):  # next-match: a Kleene variable's run, one qualifying event after another
-            if not b.kleene or b.name not in listed or strategy != "skip_till_next_match":
+        for i, b in enumerate(seq):  # a Kleene variable's run: next-match's qualifying events, or contiguous
+            if not b.kleene or b.name not in listed:
                 continue
             n = negation(f"{b.name}''{suffix}", b, i, gaps=b.name)
+            if strategy != "skip_till_next_match":
+                continue  # no row (of its key) between two of its elements; the run need not be maximal
             earlier = {x.name for x in seq[: i + 1]}
             for cond in branch.conditions:
                 if cond.iterates == b.name and cond.variables <= earlier and cond.negated is None:

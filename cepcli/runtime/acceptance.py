@@ -190,6 +190,7 @@ def negation_checks(
                 stats,
                 slots[run.name] if run is not None else None,
                 run.hi if run is not None else None,
+                run is not None and v.made_by != "skip_till_next_match",
             )
         )
     return out

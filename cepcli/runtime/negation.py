@@ -29,6 +29,7 @@ class NegationCheck:
         "stats",
         "gaps",
         "most",
+        "gaps_only",
     )
 
     def __init__(
@@ -44,6 +45,7 @@ class NegationCheck:
         stats: Stats,
         gaps: int | None = None,
         most: int | None = None,
+        gaps_only: bool = False,
     ) -> None:
         self.name = name
         self.bit = bit
@@ -58,11 +60,12 @@ class NegationCheck:
         # skip no event that could have been its next element, and its most elements
         self.gaps = gaps
         self.most = most
+        self.gaps_only = gaps_only  # a contiguity: between the run's elements, not after it
 
     @property
     def trailing(self) -> bool:
         """Can a violating event still arrive after the match completed?"""
-        return not self.after
+        return not self.after and not self.gaps_only
 
     def bounds(self, m: Sequence[object]) -> tuple[Key, Key]:
         """Stream positions (exclusive) allowed by the order constraints."""
@@ -76,6 +79,8 @@ class NegationCheck:
         reach = self.window.reach(min_ts, max_ts)
         if self.gaps is not None and self._in_a_gap(m, rows, reach, buffer):
             return True
+        if self.gaps_only:
+            return False
         after, before = self.bounds(m)
         candidates = buffer.between(after, before, *reach)
         return any(self.violates(m, rows, e) for e in candidates)
