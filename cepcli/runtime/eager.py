@@ -16,6 +16,7 @@ from cepcli.automata.eager import EagerBranch, EagerNfa, TakeEdge
 from cepcli.clock import Window
 from cepcli.events import Event, Schema
 from cepcli.plan.keys import same_key
+from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.acceptance import Acceptance, CompiledBranch, first_holds, holds_for_each
 from cepcli.runtime.loop import drive
 from cepcli.runtime.matches import Match
@@ -57,6 +58,36 @@ class _BranchRuntime(CompiledBranch):
         self.at_accept = self.bound(nfa.at_accept)
         # by a Kleene variable's slot: the conditions that cut its subsets at their first element
         self.firsts = {self.slots[v.name]: self.first_element(v.name) for v in branch.positives if v.kleene}
+        # skip_till_next_match over a Kleene variable: by the state its run grows in (its
+        # loop edge), the conditions that say what the run's next element is; an instance
+        # there that lets such an event pass (by not taking it) can only break the strategy
+        self.forced: dict[int, tuple[TakeEdge, tuple[CompiledCondition, ...], int | None]] = {}
+        for state, edges in enumerate(self.out_edges):
+            for edge in edges:
+                if edge.kleene and edge.target == state:
+                    found = self.next_element(edge.var, self.bound(edge.each_new))
+                    if found is not None:
+                        hi = next(v.hi for v in branch.variables if v.name == edge.var)
+                        self.forced[state] = (edge, tuple(fn for fn, _ in found), hi)
+
+    def passes_by(self, state: int, instance: _Instance, event: Event, stats: Stats) -> bool:
+        """Would ``instance`` (in ``state``) let its run's next element pass by, if it kept
+        waiting without ``event``? (Under skip_till_next_match it may not.)"""
+        edge, conditions, hi = self.forced[state]
+        if not event.mask >> edge.bit & 1:
+            return False
+        run = instance.m[edge.slot]
+        if not isinstance(run, tuple) or (hi is not None and len(run) >= hi):
+            return False
+        if self.equiv and not same_key(self.equiv, instance.m, event):
+            return False
+        m = list(instance.m)
+        m[edge.slot] = run + (event,)
+        for fn in conditions:
+            stats.predicate_evaluations += 1
+            if not fn(m, event, run[-1], run):
+                return False
+        return True
 
     def routes(self, mask: int) -> list[tuple[int, tuple[TakeEdge, ...]]]:
         """For an event mask: the states with take edges it can trigger, and those edges."""
@@ -116,11 +147,21 @@ class EagerRuntime:
             if len(alive) != len(instances):
                 self.dead_in_lists -= len(instances) - len(alive)
                 runtime.lists[state] = alive
+            passed: list[_Instance] = []
             for instance in alive:
                 for edge in edges:
                     new = self._take(runtime, instance, edge, event)
                     if new is not None:
                         created.append(new)
+                if state in runtime.forced and runtime.passes_by(state, instance, event, self.stats):
+                    passed.append(instance)
+            if passed:  # (those that took the event live on in ``created``)
+                gone = set(map(id, passed))
+                runtime.lists[state] = [i for i in runtime.lists[state] if id(i) not in gone]
+                for instance in passed:
+                    if instance.group is not None:
+                        instance.group.alive -= 1
+                self.stats.deleted(len(passed))
         for new in created:
             runtime.lists[new.state].append(new)
 
