@@ -82,8 +82,6 @@ class Many:
         engine(self.run.engine)
         if self.run.order is not None:
             raise UsageError("--order names the variables of one query: not with several queries")
-        if self.run.stats_every:
-            raise UsageError("--stats-every records one query's counters: not with several queries")
         self.names = [name for name, _ in queries]
         self.queries = [compiled for _, compiled in queries]
         patterns, offset = [], 0
@@ -99,6 +97,9 @@ class Many:
         self.stats = stats if stats is not None else Stats()
         self.notes = notes if notes is not None else Notes(self.stats.warnings)
         self.parts = {name: Stats(engine=self.run.engine) for name in self.names}  # each query's work
+        if self.run.stats_every:  # each query's counters every so many of its relevant events
+            for part in self.parts.values():
+                part.series = []
         from cepcli.sources.prefilter import Prefilter
 
         self.started = time.perf_counter()
@@ -128,28 +129,29 @@ class Many:
         """Every query's matches, each with its query's name, as they are found. The
         statistics are complete when the iteration ends (also when stopped early)."""
         written = 0
-        found = dict.fromkeys(self.names, 0)
+        for part in self.parts.values():
+            part.matches = 0  # what was handed on (also when stopped early), as it goes
         try:
             for name, match in self._found():
                 yield name, match
-                found[name] += 1
+                self.parts[name].matches += 1
                 written += 1
                 if self.run.max_matches is not None and written >= self.run.max_matches:
                     self.stats.extra["stopped_at_max_matches"] = True
                     break
         finally:
             self.stats.engine = self.run.engine
-            for name, part in self.parts.items():
-                part.matches = found[name]  # what was handed on, also when stopped early
+            for part in self.parts.values():
                 add_part(self.stats, part_work(part))  # the run's work: every query's
             self.stats.extra["queries"] = {name: part.as_dict() for name, part in self.parts.items()}
             ended(self.stats, self.notes, self.source, self.started, written)
 
     def _found(self) -> Iterator[tuple[str, Match]]:
         run, source = self.run, self.source
-        evaluation = EvalOptions(source.streaming, 0, run.max_subsets, run.max_instances, self.notes)
+        every = run.stats_every
+        evaluation = EvalOptions(source.streaming, every, run.max_subsets, run.max_instances, self.notes)
         chosen = engine(run.engine)
-        if not evaluation.live and all(chosen.columnar(p) for p in self.patterns):
+        if not evaluation.live and not every and all(chosen.columnar(p) for p in self.patterns):
             from cepcli.runtime.columnar import evaluate_columnar
 
             data, error = source.columns(self.prefilter, self.stats, self.typed)
@@ -178,10 +180,13 @@ class Many:
                     self.stats.relevant_events += 1
                 for name, runtime, mask in named:
                     if not event.mask or event.mask & mask:  # a clock tick reaches every query
+                        part = self.parts[name]
                         if event.mask:
-                            self.parts[name].relevant_events += 1
+                            part.relevant_events += 1
                         for match in runtime.process(event):
                             yield name, match
+                        if every and event.mask and part.relevant_events % every == 0:
+                            part.snapshot()
             for name, runtime, _ in named:
                 for match in runtime.finish():
                     yield name, match

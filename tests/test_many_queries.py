@@ -124,6 +124,24 @@ def test_inline_queries_are_e1_e2(tmp_path: Path) -> None:
     assert [json.loads(x)["query"] for x in result.stdout.splitlines()] == ["e1", "e2", "e2"]
 
 
+def test_stats_every_records_each_query_s_counters(tmp_path: Path) -> None:
+    """``--stats-every N`` with several queries: each query's counters every N of its own
+    relevant events (``queries.NAME.series``), and the same matches as without it."""
+    rules, data = _write(tmp_path)
+    stats = tmp_path / "stats.json"
+    base = ["run", str(rules), "-i", str(data), "--format", "jsonl", "-q"]
+    plain = CliRunner().invoke(cli, base)
+    every = CliRunner().invoke(cli, [*base, "--stats-every", "1", "--stats-json", str(stats)])
+    assert plain.exit_code == every.exit_code == 0, every.output
+    assert sorted(every.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    queries = json.loads(stats.read_text())["queries"]
+    for name, part in queries.items():
+        series = part["series"]
+        assert [s["relevant_events"] for s in series] == list(range(1, part["relevant_events"] + 1)), name
+        assert series[-1]["matches"] == part["matches"], name
+    assert queries["up"]["relevant_events"] == 4 and queries["bc"]["relevant_events"] == 4  # A/B, B/C rows
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
