@@ -61,10 +61,22 @@ from cepcli.spark.splits import Split
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["OUTPUT_FORMATS", "SparkError", "SparkOptions", "run_spark"]
+    from cepcli.spark.frames import find
+
+
+__all__ = ["OUTPUT_FORMATS", "SparkError", "SparkOptions", "find", "run_spark"]
 
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
+
+
+def __getattr__(name: str) -> Any:
+    """``find`` (``cepcli.spark.frames``, which builds on this module), imported on first use."""
+    if name == "find":
+        from cepcli.spark import frames
+
+        return frames.find
+    raise AttributeError(f"module 'cepcli.spark' has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -608,11 +620,10 @@ def _evaluate(
     held: list[Any],
 ) -> None:
     import pyarrow as pa
-    from pyspark.sql import functions as F
 
     from cepcli.output import flat_columns, kept
     from cepcli.results import shipped_schema, spark_facts
-    from cepcli.spark.shards import SHARD, Evaluation, evaluate
+    from cepcli.spark.shards import Evaluation, evaluate
 
     context = spark_session.sparkContext
     pattern = compiled.pattern
@@ -649,9 +660,8 @@ def _evaluate(
         + list(typed_schema)
     )
 
-    def one_shard(table: pa.Table) -> pa.Table:
-        shard = index[int(table.column(SHARD)[0].as_py())]
-        found = evaluate(job, shard, table.drop_columns([SHARD]))
+    def one_shard(shard: int, table: pa.Table) -> pa.Table:
+        found = evaluate(job, shard, table)
         if typed:
             return _typed_shard(found, reading, pattern, spark.show, typed_schema, out)
         rows = list(found) if flat else packed(found)
@@ -664,21 +674,7 @@ def _evaluate(
                 columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in rows]
         return pa.Table.from_pydict(columns, schema=out)
 
-    labels = _labels(len(bounds) + 1)
-    index = {label: k for k, label in enumerate(labels)}
-    # one partition per shard, so that the executors evaluate the shards side by side (a
-    # repartition to an explicit number is not coalesced by adaptive execution, and it
-    # satisfies the grouping below without another shuffle)
-    spread_frame = data.withColumn(SHARD, _shards(bounds, Window(pattern.window), labels)).repartition(
-        len(labels), SHARD
-    )
-    keys = [F.col(SHARD)]
-    equiv = pattern.branches[0].equiv
-    if equiv:
-        for attr in equiv:
-            spread_frame = spread_frame.filter(F.col(attr).isNotNull())
-            keys.append(F.col(attr))
-    result = spread_frame.groupBy(*keys).applyInArrow(one_shard, _spark_schema(out))
+    result = _by_shard(data, bounds, pattern, one_shard, out)
     result = result.persist()
     held.append(result)
     context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
@@ -723,6 +719,41 @@ def _evaluate(
             break
     lap("write")
     stats.matches = written
+
+
+def _by_shard(
+    data: Any,
+    bounds: tuple[int, ...],
+    pattern: Pattern,
+    one_shard: Callable[[int, pa.Table], pa.Table],
+    out: pa.Schema,
+) -> Any:
+    """The relevant rows spread over the time shards (and, with ``[attr]``, grouped by it
+    too), each group evaluated by ``one_shard(shard, rows)`` into rows of ``out`` (lazy)."""
+    from pyspark.sql import functions as F
+
+    from cepcli.spark.shards import SHARD
+
+    labels = _labels(len(bounds) + 1)
+    index = {label: k for k, label in enumerate(labels)}
+
+    def evaluate_group(table: pa.Table) -> pa.Table:
+        shard = index[int(table.column(SHARD)[0].as_py())]
+        return one_shard(shard, table.drop_columns([SHARD]))
+
+    # one partition per shard, so that the executors evaluate the shards side by side (a
+    # repartition to an explicit number is not coalesced by adaptive execution, and it
+    # satisfies the grouping below without another shuffle)
+    spread_frame = data.withColumn(SHARD, _shards(bounds, Window(pattern.window), labels)).repartition(
+        len(labels), SHARD
+    )
+    keys = [F.col(SHARD)]
+    equiv = pattern.branches[0].equiv
+    if equiv:
+        for attr in equiv:
+            spread_frame = spread_frame.filter(F.col(attr).isNotNull())
+            keys.append(F.col(attr))
+    return spread_frame.groupBy(*keys).applyInArrow(evaluate_group, _spark_schema(out))
 
 
 PACKED = 512  # matches per row of the result, as they travel to the driver

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
-from cepcli.job import Job, compile_text
+from cepcli.job import Compiled, Job, compile_text
 from cepcli.many import Many
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import as_text, json_texts, kind_of_type
@@ -170,6 +170,63 @@ def read_split(
     at = np.linspace(0, len(times) - 1, min(len(times), TIME_SAMPLE)).round().astype(np.int64)
     report["times"] = [int(t) for t in times[at]]
     return table, report
+
+
+def read_table(
+    reading: Reading, table: pa.Table, compiled: Compiled | None = None
+) -> tuple[pa.Table, dict[str, Any]]:
+    """Part of a DataFrame (``cepcli.spark.frames``), read as ``read_split`` reads a split:
+    ``table`` holds its rows as Arrow, with their row ids in the column
+    ``reading.inputs.row_col``. Its rows some variable can use (``arrow_schema``), and a
+    report: the rows read, the bad rows and the first of them, the rows kept and up to
+    ``TIME_SAMPLE`` of their times, or the error that stopped the reading (``error``)."""
+    started = time.time()
+    stats = Stats()
+    target = arrow_schema(reading)
+    pieces: list[pa.Table] = []
+    bad: tuple[int, str] | None = None
+    failure: InputError | None = None
+    ids = table.column(reading.inputs.row_col) if reading.inputs.row_col else None
+    first_row = int(ids[0].as_py()) if ids is not None and len(ids) else 0
+    try:
+        if compiled is None:
+            compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
+        job = Job(compiled, reading.inputs, data=table, stats=stats)
+    except InputError as err:
+        failure = err
+    else:
+        job.source.sample = reading.sample  # the kinds are the driver's, for messages
+        try:
+            for kept, masks, error in job.pieces():
+                relevant = np.flatnonzero(masks)
+                if len(relevant):
+                    pieces.append(_table(kept, masks, relevant, reading, target))
+                if error is not None:
+                    bad = (int(error.row if error.row is not None else first_row), error.message)
+        except InputError as err:  # an error of the whole part (a column Spark cannot carry)
+            failure = err
+        finally:
+            job.close()
+    if failure is not None:
+        report = {"rows": table.num_rows, "bad_rows": 0, "bad": None, "relevant": 0, "times": []}
+        report["error"] = [failure.message, failure.row, failure.filename]
+        return target.empty_table(), report
+    if stats.first_bad_row is not None and bad is None:
+        bad = stats.first_bad_row
+    kept_rows = pa.concat_tables(pieces) if pieces else target.empty_table()
+    times = kept_rows.column(TS).to_numpy()
+    at = np.linspace(0, len(times) - 1, min(len(times), TIME_SAMPLE)).round().astype(np.int64)
+    report = {
+        "rows": table.num_rows,
+        "bad_rows": stats.bad_rows,
+        "bad": list(bad) if bad else None,
+        "relevant": kept_rows.num_rows,
+        "times": [int(t) for t in times[at]],
+        "error": None,
+        "prefilter_evaluations": stats.prefilter_evaluations,
+        "seconds": time.time() - started,
+    }
+    return kept_rows, report
 
 
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:

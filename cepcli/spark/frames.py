@@ -1,0 +1,496 @@
+"""``cepcli.spark.find``: a query over a PySpark DataFrame, whose matches are a DataFrame
+(docs/spark.md, "A DataFrame in, a DataFrame out").
+
+The DataFrame is read by the local reader, as ``--spark`` reads a file's splits: its rows
+are events numbered in the DataFrame's own order (partition after partition, each in the
+order Spark holds it; with ``order_col``, after ``orderBy``), and evaluated in time order,
+equal times by row id, as a local run with ``sort=True`` evaluates them.
+
+At call time, two small Spark jobs plan the evaluation:
+
+1. **The sample**: the first ``SAMPLE_ROWS`` rows, as Arrow on the driver, read by the local
+   ``Job``, decide the column kinds, how times are read and a chain engine's order, as the
+   sample of a file does.
+2. **A first reading** (``mapInArrow``, each partition in its own task, with the kinds
+   given): a report per partition, no rows: its rows, its bad rows, the rows some variable
+   can use with a sample of their times, and the largest scale of each decimal column's
+   values among them. From the reports the driver takes each partition's first row id, the
+   first bad row (``on_bad_row="fail"``: the local ``InputError``, raised there), the time
+   shards' bounds and the decimals' scales.
+
+What is returned is lazy: each partition is read again with its first row id, the rows cut
+into the time shards of ``cepcli.spark`` (with the window's overlap, each match owned by
+one shard), each shard evaluated by the local engines and its matches typed in the result
+schema (``cepcli.results.shipped_schema``), the decimals cast to Spark's decimals of the
+scale found in step 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from cepcli.engine_names import DEFAULT_ENGINE
+from cepcli.engines import engine as engine_named
+from cepcli.errors import CepError, InputError, LimitError, UsageError
+from cepcli.events import Kind
+from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
+from cepcli.keywords import as_python
+from cepcli.output import kept, variables
+from cepcli.query.options import ON_BAD_ROW
+from cepcli.query.parser import parse_query
+from cepcli.runtime.options import MAX_SUBSETS
+from cepcli.runtime.stats import Stats
+from cepcli.sources.kinds import KIND_NAMES, SAMPLE_ROWS
+from cepcli.sources.options import InputOptions
+from cepcli.spark import (
+    SparkError,
+    SparkOptions,
+    _bounds,
+    _by_shard,
+    _decimals,
+    _spark_schema,
+    _typed_shard,
+    quantiles,
+)
+from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
+from cepcli.spark.session import reason
+from cepcli.spark.ship import ship
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["find"]
+
+ROW_IDS = "__cepcli_row_id"  # the column of row ids a part is read with (``InputOptions.row_col``)
+PART_ROWS = 1 << 18  # rows read at once by the local reader, within a partition
+NAME = "<data>"  # the input's name in messages, as the local reader of a table names it
+# the input options of a file that a DataFrame has no use for: the query's WITH does not set them
+_FILE_OPTIONS = frozenset({"format", "header", "columns", "sort", "max_delay", "chunk_rows", "max_row_bytes"})
+
+
+def find(
+    query: str,
+    df: Any,
+    *,
+    type_col: str = "type",
+    time_col: str = "ts",
+    engine: str = DEFAULT_ENGINE,
+    time_unit: str | None = None,
+    time_format: str | None = None,
+    schema: Mapping[str, str] | None = None,
+    null_values: Sequence[str] | None = None,
+    on_bad_row: str = "fail",
+    max_instances: int | None = None,
+    partitions: int | None = None,
+    show: Sequence[str] | None = None,
+    order_col: str | None = None,
+) -> Any:
+    """The matches of ``query`` (SASE+ text) over the PySpark DataFrame ``df``, as a lazy
+    Spark DataFrame in the result schema of ``cepcli.find(...).to_arrow()``, in Spark's
+    types: a struct column per positive variable (its ``_row`` and the columns, or those of
+    ``show``), a Kleene variable an array of them, a variable the match's OR branch does not
+    bind null; times ``TimestampType`` (UTC, microseconds), durations
+    ``DayTimeIntervalType``, decimals ``DecimalType(38, s)``.
+
+    Row ids follow the DataFrame's own order (partition by partition), or with
+    ``order_col`` the order of ``df.orderBy(order_col)`` (ties in the DataFrame's own
+    order); the rows are evaluated in time order, equal times by row id (a local run's
+    ``sort=True``). Two small Spark jobs run here (the sample, and a first reading that
+    finds each partition's rows, the bad rows, the time shards and the decimals' scales);
+    ``on_bad_row="fail"`` raises the local ``InputError`` here. ``partitions`` is the number
+    of time shards (default twice Spark's default parallelism). The query's ``WITH`` gives
+    ``time_unit``, ``time_format``, ``schema`` and ``null_values`` where they are None."""
+    with as_python():  # (the local reader's messages name the flags; said here as find's keywords)
+        return _find(
+            query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
+            on_bad_row, max_instances, partitions, show, order_col,
+        )  # fmt: skip
+
+
+def _find(
+    query: str,
+    df: Any,
+    type_col: str,
+    time_col: str,
+    engine: str,
+    time_unit: str | None,
+    time_format: str | None,
+    schema: Mapping[str, str] | None,
+    null_values: Sequence[str] | None,
+    on_bad_row: str,
+    max_instances: int | None,
+    partitions: int | None,
+    show: Sequence[str] | None,
+    order_col: str | None,
+) -> Any:
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise UsageError(
+            "cepcli.spark.find reads a PySpark DataFrame: for a path, a pandas DataFrame or an Arrow"
+            " table, call cepcli.find"
+        )
+    compiled, options = _prepared(
+        query, type_col, time_col, time_unit, time_format, schema, null_values, on_bad_row
+    )
+    engine_named(engine)
+    run = RunOptions(engine, max_instances=_count(max_instances, "max_instances"))
+    shards = _count(partitions, "partitions")
+    shown = _shown(show)
+    frame = df
+    if order_col is not None:
+        if order_col not in df.columns:
+            raise UsageError(
+                f"order_col={order_col!r} names no column of the DataFrame ({', '.join(df.columns)})"
+            )
+        tie = "__cepcli_order"  # equal values keep the DataFrame's own order
+        numbered = df.withColumn(tie, _increasing_id())
+        frame = numbered.orderBy(numbered[order_col], numbered[tie]).drop(tie)
+    session = df.sparkSession
+    context = session.sparkContext
+    described = context.getLocalProperty("spark.job.description")
+    try:
+        reading, order = _sample(compiled, options, run, frame, context)
+        unknown = [c for c in shown or () if c not in reading.schema.columns]
+        if unknown:
+            columns = ", ".join(reading.schema.columns)
+            raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
+        ship(context)
+        reports = _first_reading(frame, reading, context)
+        return _lazy(frame, compiled, reading, order, run, shards, shown, reports, context)
+    except CepError:
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+        if os.environ.get("CEPCLI_DEBUG") == "1":
+            raise
+        raise SparkError(reason(err, "the Spark job failed")) from None
+    finally:
+        with contextlib.suppress(Exception):  # the JVM may be gone
+            context.setLocalProperty("spark.job.description", described)  # type: ignore[arg-type]
+
+
+def _prepared(
+    query: str,
+    type_col: str,
+    time_col: str,
+    time_unit: str | None,
+    time_format: str | None,
+    schema: Mapping[str, str] | None,
+    null_values: Sequence[str] | None,
+    on_bad_row: str,
+) -> tuple[Compiled, InputOptions]:
+    """The query compiled, and how the DataFrame is read: the arguments, then the query's
+    ``WITH`` for those left None; always sorted by time (a DataFrame has no order to check)."""
+    if not isinstance(query, str):
+        raise UsageError("query= is one query's text (cepcli.spark.find evaluates one query at a time)")
+    if schema is not None and not isinstance(schema, Mapping):
+        raise UsageError("schema= maps column names to kinds, e.g. schema={'price': 'float'}")
+    kinds = []
+    for name, kind in (schema or {}).items():
+        if not isinstance(kind, str) or kind.lower() not in KIND_NAMES:
+            raise UsageError(
+                f"schema={{{name!r}: {kind!r}}}: the kinds are int, float, decimal, bool, time and str"
+            )
+        kinds.append((str(name), KIND_NAMES[kind.lower()]))
+    if on_bad_row not in ON_BAD_ROW:
+        raise UsageError(f"on_bad_row= is one of {', '.join(map(repr, ON_BAD_ROW))}")
+    if null_values is not None and (
+        isinstance(null_values, str) or not all(isinstance(v, str) for v in null_values)
+    ):
+        raise UsageError("null_values= is a list of texts, e.g. null_values=['NA', '-']")
+    arguments = {
+        "time_unit": time_unit,
+        "time_format": time_format,
+        "schema": schema,
+        "null_values": null_values,
+    }
+    given = {"type_col", "time_col", "on_bad_row", *_FILE_OPTIONS} | {
+        k for k, v in arguments.items() if v is not None
+    }
+    base = InputOptions(
+        path=None,
+        type_col=type_col,
+        time_col=time_col,
+        time_unit=time_unit,
+        time_format=time_format,
+        null_values=tuple(null_values) if null_values is not None else None,
+        schema=tuple(kinds),
+        on_bad_row=on_bad_row,
+    )
+    parsed = parse_query(query)
+    options = replace(with_query_options(base, parsed, query, "<query>", given), sort=True)
+    return compile_text(query, "<query>", options.unit, parsed), options
+
+
+def _count(value: int | None, name: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise UsageError(f"{name}= is a whole number of at least 1 (got {value!r})")
+    return value
+
+
+def _shown(show: Sequence[str] | None) -> tuple[str, ...] | None:
+    if show is None:
+        return None
+    if isinstance(show, str) or not all(isinstance(c, str) for c in show):
+        raise UsageError("show= is a list of column names, e.g. show=['price']")
+    return tuple(show)
+
+
+def _increasing_id() -> Any:
+    from pyspark.sql import functions as F
+
+    return F.monotonically_increasing_id()
+
+
+def _partition() -> int:
+    """The partition a task of the DataFrame reads (inside ``mapInArrow``)."""
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    assert task is not None
+    return task.partitionId()
+
+
+# --- 1. the sample -------------------------------------------------------------------------
+
+
+def _sample(
+    compiled: Compiled, options: InputOptions, run: RunOptions, frame: Any, context: Any
+) -> tuple[Reading, tuple[str, ...]]:
+    """The kinds, the time reading, the engine's order and the types the columns travel in,
+    from the DataFrame's first rows read locally (as ``cepcli.spark._sample`` reads a file's)."""
+    context.setJobDescription(f"cepcli: sample the first {SAMPLE_ROWS:,} rows")
+    sample = frame.limit(SAMPLE_ROWS).toArrow()
+    job = Job(compiled, options, run, data=sample, stats=Stats())
+    try:
+        schema = job.schema
+        spec = job.time_reading
+        order = job.order()
+        shipped, exact = ship_types(job)  # (uses up the job's pieces: after the order)
+    finally:
+        job.close()
+    # a time column of text read as ISO-8601 is given as a time, so that every part reads it so
+    kinds = tuple(
+        Kind.TIME if name == schema.time_col and spec.how == "iso" else kind
+        for name, kind in zip(schema.columns, schema.kinds, strict=True)
+    )
+    given = replace(
+        options,
+        schema=tuple(zip(schema.columns, kinds, strict=True)),
+        time_format=spec.format,
+        row_col=ROW_IDS,
+    )
+    return Reading(compiled.text, given, schema, shipped, exact, job.source.sample), order
+
+
+# --- 2. the first reading ------------------------------------------------------------------
+
+
+def parts(batches: Iterator[pa.RecordBatch], first_row: int) -> Iterator[pa.Table]:
+    """A partition's Arrow batches as tables of up to about ``PART_ROWS`` rows, each with
+    its rows' ids (``ROW_IDS``) counted from ``first_row``."""
+    import numpy as np
+    import pyarrow as pa
+
+    held: list[pa.RecordBatch] = []
+    rows = 0
+
+    def table() -> pa.Table:
+        nonlocal first_row
+        part = pa.Table.from_batches(held)
+        ids = pa.array(np.arange(first_row, first_row + part.num_rows, dtype=np.int64))
+        first_row += part.num_rows
+        return part.append_column(ROW_IDS, ids)
+
+    for batch in batches:
+        if batch.num_rows:
+            held.append(batch)
+            rows += batch.num_rows
+        if rows >= PART_ROWS:
+            yield table()
+            held, rows = [], 0
+    if held:
+        yield table()
+
+
+def _first_reading(frame: Any, reading: Reading, context: Any) -> list[dict[str, Any]]:
+    """Every partition read once, in parallel: a report of each (``_report``), in
+    partition order, with the row id of its first row (``first_row``)."""
+    import pyarrow as pa
+
+    fail = reading.inputs.on_bad_row == "fail"
+    decimal = [c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL]
+    nulls = reading.schema.nulls
+
+    def report(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        partition = _partition()
+        compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
+        found = []
+        for part in parts(batches, 0):
+            rows, said = read_table(reading, part, compiled)
+            said["scales"] = {c: _scale(rows.column(c), nulls) for c in decimal}
+            found.append(said)
+            if said["error"] or (fail and said["bad"]):
+                break  # the driver stops there
+        text = json.dumps({"partition": partition, **_merged(found)})
+        yield pa.RecordBatch.from_pydict({"report": [text]})
+
+    context.setJobDescription("cepcli: read the DataFrame once (rows per partition, bad rows, time shards)")
+    reports = sorted(
+        (json.loads(r[0]) for r in frame.mapInArrow(report, "report string").collect()),
+        key=lambda r: int(r["partition"]),
+    )
+    first = 0
+    for said in reports:
+        said["first_row"] = first
+        if said["error"]:
+            message, row, _ = said["error"]
+            raise InputError(message, None if row is None else first + int(row), NAME)
+        if fail and said["bad"]:
+            raise InputError(str(said["bad"][1]), first + int(said["bad"][0]), NAME)
+        first += int(said["rows"])
+    return reports
+
+
+def _merged(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reports of a partition's parts as one: counts summed, the first bad row and
+    error, the largest scales, ``TIME_SAMPLE`` times spread as the parts' are."""
+    merged: dict[str, Any] = {
+        "rows": sum(int(r["rows"]) for r in found),
+        "bad_rows": sum(int(r["bad_rows"]) for r in found),
+        "relevant": sum(int(r["relevant"]) for r in found),
+        "bad": next((r["bad"] for r in found if r["bad"]), None),
+        "error": next((r["error"] for r in found if r["error"]), None),
+        "scales": {},
+    }
+    for said in found:
+        for column, scale in said["scales"].items():
+            merged["scales"][column] = max(merged["scales"].get(column, 0), scale)
+    samples = [(r["times"], int(r["relevant"])) for r in found if r["times"]]
+    if len(samples) == 1:
+        merged["times"] = samples[0][0]
+    else:
+        merged["times"] = list(quantiles(samples, TIME_SAMPLE + 1)) if samples else []
+    return merged
+
+
+def _scale(values: pa.ChunkedArray, nulls: frozenset[str]) -> int:
+    """The largest scale (digits after the point) of a decimal column's values as they
+    travel (text: the exact decimal, or the input's own text), as the result types them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_string(values.type):
+        return 0
+    text = pc.utf8_trim_whitespace(values)
+    plain = pc.match_substring_regex(text, r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$")
+    fraction = pc.struct_field(pc.extract_regex(text.filter(plain), r"\.(?P<f>[0-9]*)$"), [0])
+    scale = int(pc.max(pc.utf8_length(fraction)).as_py() or 0) if len(fraction) else 0
+    others = text.filter(pc.invert(pc.fill_null(plain, False)))
+    for value in pc.unique(others).to_pylist():  # exponents, markers, words: as the result reads them
+        if value is None or value in nulls:
+            continue
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            continue
+        exponent = number.as_tuple().exponent
+        if number.is_finite() and isinstance(exponent, int):
+            scale = max(scale, -exponent)
+    return min(scale, 38)
+
+
+# --- 3. the lazy evaluation ----------------------------------------------------------------
+
+
+def _lazy(
+    frame: Any,
+    compiled: Compiled,
+    reading: Reading,
+    order: tuple[str, ...],
+    run: RunOptions,
+    shards: int | None,
+    show: tuple[str, ...] | None,
+    reports: list[dict[str, Any]],
+    context: Any,
+) -> Any:
+    """The matches as a DataFrame, not computed: each partition read again from its first
+    row id, its relevant rows spread over the time shards, each shard evaluated and typed."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from cepcli.results import shipped_schema
+    from cepcli.spark.shards import Evaluation, evaluate
+
+    pattern = compiled.pattern
+    first_rows = {int(r["partition"]): int(r["first_row"]) for r in reports}
+    counts = {int(r["partition"]): int(r["rows"]) for r in reports}
+    fail = reading.inputs.on_bad_row == "fail"
+
+    def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        partition = _partition()
+        compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
+        read = 0
+        for part in parts(batches, first_rows.get(partition, 0)):
+            relevant, said = read_table(reading, part, compiled)
+            read += part.num_rows
+            if said["error"] or (fail and said["bad"]) or partition not in first_rows:
+                break
+            yield from relevant.to_batches()
+        if read != counts.get(partition, 0) or partition not in first_rows:
+            raise InputError(
+                f"partition {partition} of the DataFrame has {read:,} rows now, {counts.get(partition, 0):,}"
+                " when cepcli.spark.find read it: the DataFrame changes from one reading to the next"
+                " (cache it, df.cache(), before calling find)",
+                filename=NAME,
+            )
+
+    data = frame.mapInArrow(rows, _spark_schema(arrow_schema(reading)))
+    relevant = sum(int(r["relevant"]) for r in reports)
+    bounds = _bounds(data, SparkOptions(partitions=shards), context, relevant, reports)
+    job = Evaluation(
+        reading,
+        run.engine,
+        order,
+        bounds,
+        pattern.window,
+        None,
+        run.max_instances,
+        MAX_SUBSETS,
+        False,
+        False,
+        True,
+        kept(reading.schema, show),
+    )
+    typed_schema = shipped_schema(reading.schema, pattern, show)
+    out = pa.schema([pa.field("kind", pa.string()), pa.field("text", pa.string()), *typed_schema])
+
+    def one_shard(shard: int, table: pa.Table) -> pa.Table:
+        return _typed_shard(_limited(evaluate(job, shard, table)), reading, pattern, show, typed_schema, out)
+
+    result = _by_shard(data, bounds, pattern, one_shard, out)
+    decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
+    largest = dict.fromkeys(decimal, 0)
+    for said in reports:
+        for column, scale in said["scales"].items():
+            largest[column] = max(largest[column], int(scale))
+    scales = {f"{v}.{c}": s for v in variables(pattern) for c, s in largest.items()}
+    matches = result.filter(F.col("kind") == "match")
+    return matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
+
+
+def _limited(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A shard's rows; past ``max_instances`` its task fails with the local message (the
+    result has no other way to say it)."""
+    for row in rows:
+        if row["kind"] == "stats":
+            limit = json.loads(row["text"]).get("limit")
+            if limit:
+                raise LimitError(limit)
+        yield row
