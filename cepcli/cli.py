@@ -294,7 +294,7 @@ _SECTIONS = {
     "Engine": ("engine", "order", "engines", "windows", "repeat"),
     "Output": ("fmt", "output", "show", "stats_json", "stats_every", "json_path", "plot_path", "quiet"),
     "Limits": ("max_matches", "max_instances", "max_subsets"),
-    "Spark": ("use_spark", "master", "partitions", "verbose"),
+    "Spark": ("use_spark", "master", "partitions", "table", "verbose"),
 }
 
 
@@ -422,6 +422,12 @@ def cli() -> None:
     default=None,
     help="Time shards, with --spark [default: twice Spark's default parallelism].",
 )
+@click.option(
+    "--table",
+    default=None,
+    metavar="NAME",
+    help="With --spark: read this Spark table or view instead of a path (with --output DIR).",
+)
 @click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
@@ -440,6 +446,7 @@ def run_command(
     use_spark: bool,
     master: str | None,
     partitions: int | None,
+    table: str | None,
     verbose: bool,
     quiet: bool,
     **kw: Any,
@@ -488,6 +495,8 @@ def run_command(
         compiled = prepared[0][0]
         many = [(n, c) for (n, _, _), (c, _) in zip(named, prepared, strict=True)]
     options = RunOptions(engine, _order(order), max_matches, stats_every or 0, max_instances, max_subsets)
+    if table is not None and not use_spark:
+        raise click.UsageError("--table names a Spark table: with --spark")
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt is None and directory is None and not use_spark and _streams(compiled, inputs):
         fmt = "jsonl"  # the table waits for the end: on a pipe each match is written as found
@@ -590,6 +599,7 @@ def run_command(
                     verbose,
                     lines=fmt == "jsonl" and show is None,
                     show=show_columns,
+                    table=table,
                 )
                 queries = {q: (c.pattern, c) for q, c in many}
                 stats = run_spark_many(
@@ -606,6 +616,7 @@ def run_command(
                     verbose,
                     lines=fmt == "jsonl" and show is None,
                     show=show_columns,
+                    table=table,
                 )
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             elif many is not None:

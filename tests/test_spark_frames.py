@@ -407,3 +407,38 @@ def test_arguments_are_checked_before_any_job(spark: Any) -> None:
         find("PATTERN SEQ(A a, B b) WITHIN 5", frame, order_col="nowhere")
     with pytest.raises(UsageError, match="partitions"):
         find("PATTERN SEQ(A a, B b) WITHIN 5", frame, partitions=0)
+
+
+# --- the command line: a table, or a path Spark reads -----------------------------------------
+
+
+def test_cli_spark_reads_a_table_or_a_uri_through_find(spark: Any, tmp_path: Path) -> None:
+    """``cepcli run --spark --table NAME`` and ``-i file:///...`` (any path Spark reads) go
+    through ``cepcli.spark.find``: the executors write the result schema to ``--output DIR``,
+    the local run's matches and values (sorted by time); without ``--output`` one line."""
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    rows = _events()
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=10)
+    query = FILE_QUERIES[0]
+    local = cepcli.find(query, path, sort=True).to_arrow()
+    assert local.num_rows > 0
+    spark.read.parquet(str(path)).createOrReplaceTempView("cepcli_events")
+    base = ["run", "-e", query, "--spark", "--format", "parquet", "-q"]
+    for i, where in enumerate(
+        [["--table", "cepcli_events"], ["-i", path.as_uri()], ["-i", str(tmp_path / "*.parquet")]]
+    ):
+        out = tmp_path / f"out{i}"
+        stats = tmp_path / f"stats{i}.json"
+        result = CliRunner().invoke(cli, [*base, *where, "--output", str(out), "--stats-json", str(stats)])
+        assert result.exit_code == 0, result.output
+        got = pq.read_table(out)
+        assert _keys(got) == _keys(local), where
+        assert _plain_rows(got) == _plain_rows(local), where
+        assert json.loads(stats.read_text())["matches"] == local.num_rows
+    refused = CliRunner().invoke(cli, [*base, "--table", "cepcli_events"])
+    assert refused.exit_code == 2
+    assert "writes its matches with --output DIR" in refused.stderr

@@ -91,6 +91,7 @@ class SparkOptions:
     lines: bool = False  # matches reach the driver's sink as their jsonl lines (else as ``Match``es)
     show: tuple[str, ...] | None = None  # the columns each event keeps (--show; None: all)
     name: str | None = None  # the query's name, one of several writing to DIR/query=NAME/
+    table: str | None = None  # a Spark table or view to read instead of a path (--table)
 
 
 def _need_pyspark() -> None:
@@ -181,7 +182,15 @@ def _run(
 
     _need_pyspark()
     engine(options.engine)
-    path = input_path(queries[0][1], inputs.path)
+    path = None if spark.table else input_path(queries[0][1], inputs.path)
+    from cepcli.spark.frames import run_frame, spark_path
+
+    if spark.table or spark_path(path):  # Spark's own readers, through cepcli.spark.find
+        if len(queries) > 1:
+            raise UsageError("several queries over a table or a path Spark reads: not with --spark yet")
+        run_frame(queries[0][1], inputs, options, spark, path, stats)
+        return {queries[0][0]: stats}
+    assert path is not None
     if path == "-":
         raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")
     files = _files(path)

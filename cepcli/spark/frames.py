@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
@@ -494,3 +495,106 @@ def _limited(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             if limit:
                 raise LimitError(limit)
         yield row
+
+
+def spark_path(path: str | None) -> bool:
+    """A path for Spark's own readers rather than the local exact one: a URI (``hdfs://``,
+    ``s3a://``, ``file://``) or a glob (``data/*.parquet``) that names no file as it is."""
+    if path is None or path == "-":
+        return False
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
+        return True
+    return any(c in path for c in "*?[") and not os.path.exists(path)
+
+
+def run_frame(
+    compiled: Compiled,
+    inputs: InputOptions,
+    options: RunOptions,
+    spark: SparkOptions,
+    path: str | None,
+    stats: Stats,
+) -> Stats:
+    """``--spark`` over a Spark table (``--table``) or a path Spark reads (``spark_path``):
+    the DataFrame Spark's own reader gives (Parquet and JSON lines typed by Spark; CSV as
+    text, typed by cepcli's rule), evaluated by ``find``, its matches written by the
+    executors to ``--output DIR`` in the result schema (Parquet, or Spark's JSON lines of it).
+    Row ids follow the DataFrame's order; rows are evaluated in time order (``--sort``)."""
+    import time
+
+    from cepcli.spark.session import session
+
+    where = f"table {spark.table}" if spark.table else path
+    if spark.output is None:
+        raise UsageError(
+            f"--spark over {'a table' if spark.table else 'a path Spark reads'} writes its matches with"
+            " --output DIR (--format parquet or jsonl)"
+        )
+    if spark.output_format not in ("parquet", "jsonl"):
+        raise UsageError(
+            "--spark over a table or a path Spark reads writes --format parquet or jsonl: a match's"
+            " columns are nested (a struct per variable), which CSV cannot hold"
+        )
+    if options.max_matches is not None:
+        raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
+    started = time.perf_counter()
+    spark_session, archive = session(spark.master, spark.verbose)
+    stats.engine = options.engine
+    stats.extra["spark_class_archive"] = archive
+    stats.extra["spark_input"] = where
+    try:
+        if spark.table:
+            df = spark_session.table(spark.table)
+        else:
+            assert path is not None
+            df = _spark_read(spark_session, path, inputs)
+        result = find(
+            compiled.text,
+            df,
+            type_col=inputs.type_col,
+            time_col=inputs.time_col,
+            engine=options.engine,
+            time_unit=inputs.time_unit,
+            time_format=inputs.time_format,
+            schema={name: kind.value for name, kind in inputs.schema} or None,
+            null_values=inputs.null_values,
+            on_bad_row=inputs.on_bad_row,
+            max_instances=options.max_instances,
+            partitions=spark.partitions,
+            show=spark.show,
+        )
+        context = spark_session.sparkContext
+        context.setJobDescription(f"cepcli: write the matches to {spark.output}")
+        writer = result.write.mode("errorifexists")
+        if spark.output_format == "parquet":
+            spark_session.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+            writer.parquet(spark.output)
+            stats.matches = spark_session.read.parquet(spark.output).count()
+        else:
+            writer.json(spark.output)
+            stats.matches = spark_session.read.text(spark.output).count()
+    except CepError:
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+        if os.environ.get("CEPCLI_DEBUG") == "1":
+            raise
+        raise SparkError(reason(err, "the Spark job failed")) from None
+    stats.seconds = time.perf_counter() - started
+    stats.extra["spark_master"] = spark_session.sparkContext.master
+    return stats
+
+
+def _spark_read(spark_session: Any, path: str, inputs: InputOptions) -> Any:
+    """``path`` read by Spark: Parquet and JSON lines as Spark types them, CSV as text (the
+    sample then types it by cepcli's rule), with its header unless ``--no-header``."""
+    from cepcli.sources.options import format_of
+
+    fmt = format_of(path, inputs.format)
+    if fmt == "parquet":
+        return spark_session.read.parquet(path)
+    if fmt == "jsonl":
+        return spark_session.read.json(path)
+    reader = spark_session.read.option("header", inputs.header).option("inferSchema", False)
+    if not inputs.header and inputs.columns:
+        return reader.csv(path).toDF(*inputs.columns)
+    return reader.csv(path)
