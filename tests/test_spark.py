@@ -349,6 +349,15 @@ def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
     assert len(shards) == 2 and all(s["rows"] > 20_000 for s in shards)
     (a, b) = shards
     assert a["began"] < b["ended"] and b["began"] < a["ended"], shards
+    assert json.loads(stats.read_text())["spark_shard_overlap"] > 1.0  # (said in the stats)
+
+
+def test_overlap_is_the_shards_busy_seconds_over_their_union() -> None:
+    from cepcli.spark import overlap
+
+    assert overlap([(0.0, 1.0), (1.0, 2.0)]) == 1.0  # one after another
+    assert overlap([(0.0, 2.0), (0.0, 2.0)]) == 2.0  # side by side
+    assert overlap([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]) == 1.25  # 5 s of work over 4 s
 
 
 def test_rows_reach_every_shard_whose_input_holds_them_at_the_int64_edges(spark: Any) -> None:

@@ -904,6 +904,19 @@ def _merge(stats: Stats, parts: list[dict[str, Any]], notes: Notes) -> None:
         for p in sorted(parts, key=lambda p: int(p["shard"]))
     ]
     stats.extra["partitions"] = len(parts)
+    stats.extra["spark_shard_overlap"] = overlap([(float(p["began"]), float(p["ended"])) for p in parts])
+
+
+def overlap(spans: list[tuple[float, float]]) -> float:
+    """How many shards ran at once, on average over the time any ran: their seconds of work
+    over the seconds of the union of their spans (1.0: one after another; up to the cores)."""
+    busy = sum(end - start for start, end in spans)
+    union, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            union += end - max(start, reach)
+            reach = end
+    return round(busy / union, 2) if union > 0 else 1.0
 
 
 def _merge_adaptive(stats: Stats, parts: list[dict[str, Any]]) -> None:

@@ -548,20 +548,21 @@ def run_frame(
         else:
             assert path is not None
             df = _spark_read(spark_session, path, inputs)
-        result = find(
+        result = _find(  # (not ``find``: the command line's messages keep its flags)
             compiled.text,
             df,
-            type_col=inputs.type_col,
-            time_col=inputs.time_col,
-            engine=options.engine,
-            time_unit=inputs.time_unit,
-            time_format=inputs.time_format,
-            schema={name: kind.value for name, kind in inputs.schema} or None,
-            null_values=inputs.null_values,
-            on_bad_row=inputs.on_bad_row,
-            max_instances=options.max_instances,
-            partitions=spark.partitions,
-            show=spark.show,
+            inputs.type_col,
+            inputs.time_col,
+            options.engine,
+            inputs.time_unit,
+            inputs.time_format,
+            {name: kind.value for name, kind in inputs.schema} or None,
+            inputs.null_values,
+            inputs.on_bad_row,
+            options.max_instances,
+            spark.partitions,
+            spark.show,
+            None,
         )
         context = spark_session.sparkContext
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
