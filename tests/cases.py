@@ -255,6 +255,16 @@ CASES: list[Case] = [
         4,C
     """), [{"a": 2, "b": 3, "c": 1}, {"a": 2, "b": 3, "c": 4}]),
     # --- OR --------------------------------------------------------------------------
+    # two OR branches take c after a or after b, with conditions on different variables: the
+    # tree's take memo must not give one branch's checked events to the other (hypothesis)
+    Case("or_branches_take_one_variable_under_different_conditions",
+         "PATTERN SEQ(SEQ(OR(A a, A b), A c), A d) WHERE (a.x > c.x OR c.y < 1) AND (c.x > b.x OR b.y < 1)"
+         " WITHIN 1", csv("""
+        ts,type,x,y
+        0,A,0,1
+        0,A,0,0
+        0,A,0,0
+    """), [{"a": 0, "c": 1, "d": 2}]),
     Case("or_of_two_seqs", "PATTERN OR(SEQ(A a, B b), SEQ(C c, D d)) WITHIN 10", csv("""
         ts,type
         0,A

@@ -105,6 +105,8 @@ class _TreeRuntime(CompiledBranch):
         buffers: dict[int, EventBuffer],
         live_count: list[int],
         options: EvalOptions,
+        memo_ids: dict[tuple[int, frozenset[str], str], int] | None = None,
+        index: int = 0,
     ) -> None:
         super().__init__(tree.branch, schema)
         self.tree = tree
@@ -114,7 +116,10 @@ class _TreeRuntime(CompiledBranch):
         self.stats = stats
         self.bits = bits
         self.buffers = buffers
-        self.memo_ids: dict[tuple[frozenset[str], str], int] = {}
+        # shared by the trees of a Multi-Tree, whose take memo is one: an edge's id names its
+        # tree too (two OR branches' edges for the same variables read different conditions)
+        self.memo_ids = memo_ids if memo_ids is not None else {}
+        self.index = index
         self.live: dict[tuple[str, ...], _State] = {}
         self.compiled: dict[tuple[str, ...], dict[str, _Edge]] = {}  # least recently used first
         self.live_count = live_count  # shared by the trees of a Multi-Tree
@@ -152,9 +157,10 @@ class _TreeRuntime(CompiledBranch):
         return probes
 
     def memo_id(self, taken: frozenset[str], var: str) -> int:
-        """One id per (variables taken, variable to take): the edges of every order of the
-        same variables are the same edge (same conditions, same ordering filters)."""
-        return self.memo_ids.setdefault((taken, var), len(self.memo_ids))
+        """One id per (tree, variables taken, variable to take): the edges of every order of
+        the same variables of one tree are the same edge (same conditions, same ordering
+        filters); another tree's (another OR branch's) are not."""
+        return self.memo_ids.setdefault((self.index, taken, var), len(self.memo_ids))
 
     def enter(self, ord: tuple[str, ...]) -> _State:
         """The live state for ``ord``, instantiated if no instance is in it. The edges
@@ -246,9 +252,12 @@ class TreeRuntime:
         self.buffers: dict[int, EventBuffer] = {
             v.bit: EventBuffer(stats, self.window) for v in pattern.variables if not v.negated
         }
+        memo_ids: dict[tuple[int, frozenset[str], str], int] = {}
         self.trees = [
-            _TreeRuntime(t, schema, self.window, stats, self.bits, self.buffers, self.live_count, options)
-            for t in nfa.branches
+            _TreeRuntime(
+                t, schema, self.window, stats, self.bits, self.buffers, self.live_count, options, memo_ids, k
+            )
+            for k, t in enumerate(nfa.branches)
         ]
         self.memo = TakeMemo(stats, self.instances)
         self.routes: dict[int, tuple[list[EventBuffer], list[_Trigger]]] = {}
