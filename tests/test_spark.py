@@ -904,37 +904,39 @@ def _table_parts(text: str) -> tuple[list[str], list[tuple[str, ...]]]:
 
 
 @pytest.mark.parametrize("name", sorted(PRINTED))
-def test_spark_prints_what_a_local_run_prints(tmp_path: Path, name: str) -> None:
+def test_spark_prints_what_a_local_run_prints(spark: object, tmp_path: Path, name: str) -> None:
     """``cepcli run --spark`` writes what ``cepcli run`` writes, byte for byte, in every
     format the driver writes: the table (the real times of text dates and timestamps, numbers
     as written, values typed as locally), csv (the columns the query does not read as the
     input wrote them) and jsonl. Output order is not part of the result (docs/semantics.md,
     section 6): the shards' matches come shard after shard, so the lines of csv and jsonl
     are compared sorted (csv's header first), and the table's rows as a multiset, its frame
-    (heading, widths, borders, count) exactly."""
+    (heading, widths, borders, count) exactly. The local run is a process of its own; the
+    Spark runs use the tests' session, in this process (a quiet standard error is
+    ``test_a_run_keeps_sparks_log_off_standard_error``'s)."""
     file_name, write, query, flags = PRINTED[name]
     data = tmp_path / file_name
     write(data)
     for fmt in ("table", "csv", "jsonl"):
-        args = [CEPCLI, "run", "-e", query, "-i", str(data), *flags, "--format", fmt, "-q"]
-        local = _run(args, timeout=120)
-        spark = _run([*args, "--spark", "--master", "local[2]"], timeout=300)
+        args = ["run", "-e", query, "-i", str(data), *flags, "--format", fmt, "-q"]
+        local = _run([CEPCLI, *args], timeout=120)
+        on_spark = CliRunner().invoke(cli, [*args, "--spark", "--master", "local[2]"])
         assert local.returncode == 0, local.stderr
-        assert spark.returncode == 0 and spark.stderr == "", spark.stderr
+        assert on_spark.exit_code == 0, on_spark.output
         if fmt == "table":
             frame, rows = _table_parts(local.stdout)
             assert 2 <= len(rows) <= 20, "every match in the table, more than one"
             assert "1970-01-01" not in local.stdout
-            assert _table_parts(spark.stdout) == (frame, rows)
+            assert _table_parts(on_spark.stdout) == (frame, rows)
         else:
             expected = local.stdout.splitlines(keepends=True)
-            got = spark.stdout.splitlines(keepends=True)
+            got = on_spark.stdout.splitlines(keepends=True)
             if fmt == "csv":
                 assert got[:1] == expected[:1]
                 expected, got = expected[1:], got[1:]
             assert len(expected) >= 2
             assert sorted(got) == sorted(expected), fmt
-            assert spark.stdout.endswith("\n")
+            assert on_spark.stdout.endswith("\n")
 
 
 _FLAGS = {"--time-col": "time_col", "--type-col": "type_col", "--time-unit": "time_unit"}
