@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
 from cepcli.errors import UsageError
-from cepcli.events import Kind, Schema
+from cepcli.events import Schema
 from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
 from cepcli.keywords import as_python, for_python
 from cepcli.many import Many, agreed
@@ -29,7 +29,7 @@ from cepcli.plan.pattern import Pattern
 from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import KIND_NAMES
+from cepcli.sources.kinds import given_kinds
 from cepcli.sources.options import InputOptions
 
 __all__ = ["ManyMatches", "Matches", "find", "for_python"]
@@ -204,16 +204,7 @@ def _find(
     arguments: dict[str, object],
 ) -> Matches | ManyMatches:
     path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
-    schema = arguments["schema"]
-    if schema is not None and not isinstance(schema, Mapping):
-        raise UsageError("schema= maps column names to kinds, e.g. schema={'price': 'float'}")
-    kinds: list[tuple[str, Kind]] = []
-    for name, kind in (schema or {}).items():
-        if not isinstance(kind, str) or kind.lower() not in KIND_NAMES:
-            raise UsageError(
-                f"schema={{{name!r}: {kind!r}}}: the kinds are int, float, decimal, bool, time and str"
-            )
-        kinds.append((str(name), KIND_NAMES[kind.lower()]))
+    kinds = given_kinds(arguments["schema"])
     given = {k for k, v in arguments.items() if v is not None}  # the rest: the query's, else the defaults
     values = {k: arguments[k] for k in given}
     columns, null_values = arguments["columns"], arguments["null_values"]
@@ -222,7 +213,7 @@ def _find(
     values.update(
         columns=tuple(columns) if columns else None,
         null_values=tuple(null_values) if null_values is not None else None,
-        schema=tuple(kinds),
+        schema=kinds,
     )
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     base = InputOptions(path=path, **values)  # type: ignore[arg-type]

@@ -588,8 +588,8 @@ def run_command(
     notes = Notes(live.warnings, warn)
     try:
         with lines:
-            if use_spark and many is not None:
-                from cepcli.spark import SparkOptions, run_spark_many
+            if use_spark:
+                from cepcli.spark import SparkOptions, run_spark, run_spark_many
 
                 spark = SparkOptions(
                     master,
@@ -601,23 +601,12 @@ def run_command(
                     show=show_columns,
                     table=table,
                 )
+            if use_spark and many is not None:
                 queries = {q: (c.pattern, c) for q, c in many}
                 stats = run_spark_many(
                     many, inputs, options, spark, lambda s, p: start(s, p, queries), warn, live
                 )
             elif use_spark:
-                from cepcli.spark import SparkOptions, run_spark
-
-                spark = SparkOptions(
-                    master,
-                    partitions,
-                    directory,
-                    fmt,
-                    verbose,
-                    lines=fmt == "jsonl" and show is None,
-                    show=show_columns,
-                    table=table,
-                )
                 stats = run_spark(compiled, inputs, options, spark, start, warn, live)
             elif many is not None:
                 from cepcli.many import Many

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -87,6 +88,23 @@ def parse_schema(text: str) -> tuple[tuple[str, Kind], ...]:
     if twice:
         raise UsageError(f"--schema names a column twice ({', '.join(twice)})")
     return tuple(out)
+
+
+def given_kinds(schema: object) -> tuple[tuple[str, Kind], ...]:
+    """``schema=`` of ``cepcli.find`` and ``cepcli.spark.find`` (column name -> kind name),
+    checked: one line naming the keyword when it is not such a mapping."""
+    if schema is None:
+        return ()
+    if not isinstance(schema, Mapping):
+        raise UsageError("schema= maps column names to kinds, e.g. schema={'price': 'float'}")
+    kinds: list[tuple[str, Kind]] = []
+    for name, kind in schema.items():
+        if not isinstance(kind, str) or kind.lower() not in KIND_NAMES:
+            raise UsageError(
+                f"schema={{{name!r}: {kind!r}}}: the kinds are int, float, decimal, bool, time and str"
+            )
+        kinds.append((str(name), KIND_NAMES[kind.lower()]))
+    return tuple(kinds)
 
 
 def kind_of_type(type_: pa.DataType) -> Kind:

@@ -47,7 +47,7 @@ from cepcli.query.options import ON_BAD_ROW
 from cepcli.query.parser import parse_query
 from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import KIND_NAMES, SAMPLE_ROWS
+from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
 from cepcli.sources.options import InputOptions
 from cepcli.spark import (
     SparkError,
@@ -190,15 +190,7 @@ def _prepared(
     ``WITH`` for those left None; always sorted by time (a DataFrame has no order to check)."""
     if not isinstance(query, str):
         raise UsageError("query= is one query's text (cepcli.spark.find evaluates one query at a time)")
-    if schema is not None and not isinstance(schema, Mapping):
-        raise UsageError("schema= maps column names to kinds, e.g. schema={'price': 'float'}")
-    kinds = []
-    for name, kind in (schema or {}).items():
-        if not isinstance(kind, str) or kind.lower() not in KIND_NAMES:
-            raise UsageError(
-                f"schema={{{name!r}: {kind!r}}}: the kinds are int, float, decimal, bool, time and str"
-            )
-        kinds.append((str(name), KIND_NAMES[kind.lower()]))
+    kinds = given_kinds(schema)
     if on_bad_row not in ON_BAD_ROW:
         raise UsageError(f"on_bad_row= is one of {', '.join(map(repr, ON_BAD_ROW))}")
     if null_values is not None and (
@@ -221,7 +213,7 @@ def _prepared(
         time_unit=time_unit,
         time_format=time_format,
         null_values=tuple(null_values) if null_values is not None else None,
-        schema=tuple(kinds),
+        schema=kinds,
         on_bad_row=on_bad_row,
     )
     parsed = parse_query(query)
