@@ -177,9 +177,7 @@ def _strategy_holds(
             continue
         e_u, e_v = m[u.name][-1], m[v.name][0]
         between = [r for r in rows if _key(e_u) < _key(r) < _key(e_v)]
-        if query.strategy == "strict_contiguity" and between:
-            return False
-        if query.strategy == "partition_contiguity" and any(_same([e_u, r], branch.equiv) for r in between):
+        if _a_row_between(query.strategy, e_u, between, branch.equiv):
             return False
         if query.strategy == "skip_till_next_match":
             earlier = {x.name for x in seq[: i + 1]} | {v.name}
@@ -202,9 +200,7 @@ def _strategy_holds(
         run = sorted(m[b.name], key=_key)
         for e, f in pairwise(run):
             between = [r for r in rows if _key(e) < _key(r) < _key(f)]
-            if query.strategy == "strict_contiguity" and between:
-                return False
-            if query.strategy == "partition_contiguity" and any(_same([e, r], branch.equiv) for r in between):
+            if _a_row_between(query.strategy, e, between, branch.equiv):
                 return False
     if query.strategy == "skip_till_next_match":
         for i, b in enumerate(seq):
@@ -213,6 +209,14 @@ def _strategy_holds(
             if not _one_run(query, branch, seq, i, m, rows, type_col, time_col, unit):
                 return False
     return True
+
+
+def _a_row_between(strategy: str, e: Row, between: list[Row], equiv: tuple[str, ...]) -> bool:
+    """Whether a contiguity forbids these rows after ``e``: any row (strict), or one with
+    ``e``'s ``[attr]`` value(s) (partition)."""
+    if strategy == "strict_contiguity":
+        return bool(between)
+    return strategy == "partition_contiguity" and any(_same([e, r], equiv) for r in between)
 
 
 def _refs(expr: a.Expr, var: str) -> set[a.Index | a.Scope]:

@@ -11,8 +11,6 @@ strings, missing values in every spelling), typed, in every input form and every
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from hypothesis import strategies as st
 
 import cepcli
 from cepcli.engines import ENGINES
-from tests.forms import Case, cases, oracle_on_rows, reading, write
+from tests.forms import Case, cases, cli, oracle_on_rows, reading, write
 from tests.oracle import MatchKey
 
 ROOT = Path(__file__).parent.parent
@@ -163,13 +161,9 @@ def test_show_chooses_the_columns_of_every_format(events: Path, tmp_path: Path) 
     ]
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "cepcli", "run", "-e", SEQ, "-i", str(events), "-q", "--show", "x", *args],
-            capture_output=True,
-            text=True,
-        )
+        done = cli(["run", "-e", SEQ, "-i", str(events), "-q", "--show", "x", *args])
         assert done.returncode == 0, done.stderr
-        return done.stdout
+        return done.stdout.decode()
 
     lines = [json.loads(line) for line in run("--format", "jsonl").splitlines()]
     assert len(lines) == 3 and all(set(m["a"]) == {"x", "_row"} for m in lines)
@@ -187,57 +181,21 @@ def test_show_names_an_unknown_column_in_one_line(events: Path) -> None:
 
 def test_parquet_output_is_the_result_schema_of_to_arrow(events: Path, tmp_path: Path) -> None:
     out = tmp_path / "m.parquet"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cepcli",
-            "run",
-            "-e",
-            SEQ,
-            "-i",
-            str(events),
-            "--format",
-            "parquet",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = cli(["run", "-e", SEQ, "-i", str(events), "--format", "parquet", "-o", str(out)])
     assert done.returncode == 0, done.stderr
-    assert "3 matches" in done.stderr or "│ matches" in done.stderr
+    assert b"3 matches" in done.stderr or "│ matches".encode() in done.stderr
     written = pq.read_table(out)
     assert written.equals(cepcli.find(SEQ, events).to_arrow())
-    # to a redirected standard output, the same bytes
-    with open(tmp_path / "redirected.parquet", "wb") as stream:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "cepcli",
-                "run",
-                "-e",
-                SEQ,
-                "-i",
-                str(events),
-                "--format",
-                "parquet",
-                "-q",
-            ],
-            stdout=stream,
-            check=True,
-        )
-    assert pq.read_table(tmp_path / "redirected.parquet").equals(written)
+    # to a redirected standard output, the same table
+    redirected = cli(["run", "-e", SEQ, "-i", str(events), "--format", "parquet", "-q"])
+    assert redirected.returncode == 0, redirected.stderr
+    assert pq.read_table(pa.BufferReader(redirected.stdout)).equals(written)
 
 
 def test_several_queries_share_one_parquet_file_with_a_query_column(events: Path, tmp_path: Path) -> None:
     out = tmp_path / "m.parquet"
-    subprocess.run(
-        [sys.executable, "-m", "cepcli", "run", "-e", SEQ, "-e", OR, "-i", str(events), "--format", "parquet"]
-        + ["-q", "-o", str(out)],
-        check=True,
-    )
+    done = cli(["run", "-e", SEQ, "-e", OR, "-i", str(events), "--format", "parquet", "-q", "-o", str(out)])
+    assert done.returncode == 0, done.stderr
     written = pq.read_table(out)
     assert written.column_names == ["query", "a", "b", "c", "d", "e"]
     both = cepcli.find({"e1": SEQ, "e2": OR}, events).to_arrow()

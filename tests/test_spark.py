@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,25 +51,6 @@ SHARDED = [
     "equivalence_with_negation_and_missing",
     "iso_timestamps_window_minutes",
 ]
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("cepcli-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 Outcome = tuple[set[frozenset[tuple[str, tuple[int, ...]]]], str | None, int]

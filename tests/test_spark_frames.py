@@ -11,9 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
 import random
-import sys
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -56,25 +54,6 @@ ENGINE_CASES = [
     "or_two_branches_same_match_reported_once",
 ]
 OTHER_ENGINES = [name for name in ENGINES if name != DEFAULT_ENGINE]
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("cepcli-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _table(text: str, type_col: str = "type") -> pa.Table:
