@@ -23,3 +23,15 @@ def arrow(values: np.ndarray) -> pa.Array:
             pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
         )
     return pa.array(values)
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (``np.unique``, which imports ``numpy.ma``: a cost at
+    every start)."""
+    values = np.sort(values, kind="stable")
+    if len(values) < 2:
+        return values
+    first = np.empty(len(values), dtype=np.bool_)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return values[first]

@@ -241,6 +241,8 @@ def _prepare(query: str | None, expression: str | None, kw: dict[str, Any]) -> t
 
 
 # The InputOptions field each input flag sets, where the names differ.
+FOUND_LINES = 1 << 16  # the columnar engine's matches made into lines at once, at most
+
 _FIELD = {"input_format": "format", "no_header": "header", "schema_text": "schema", "input_path": "path"}
 
 
@@ -475,6 +477,7 @@ def run_command(
         flush_quietly,
         open_output,
         standard_output,
+        write_ascii,
         write_error,
         write_json,
         written_to,
@@ -519,6 +522,8 @@ def run_command(
         )
     stream = open_output(output) if output is not None and to_file else standard_output()
     name = output if output is not None and to_file else "<stdout>"
+    from cepcli.runtime.columnar import Found
+
     writers: list[MatchWriter] = []
     lines = WholeLines()
     last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
@@ -571,9 +576,27 @@ def run_command(
                 stream.flush()
                 last.mark()
 
+        def put_found(named: Any) -> None:  # the columnar engine's matches, lines made at once
+            text, ends = writer.found_text(named)  # type: ignore[attr-defined]
+            due = last.wrote_lines(ends)  # (before the write: it may reach the file, and fail)
+            write_ascii(stream, text)
+            if not batched or due:
+                stream.flush()
+                last.mark()
+
         def whole(match: Any) -> None:
             try:
-                lines.call(put, match)  # (a signal waits for the end of the line)
+                found = match[1] if isinstance(match, tuple) else match
+                if not isinstance(found, Found):
+                    lines.call(put, match)  # (a signal waits for the end of the line)
+                    return
+                query = (match[0],) if isinstance(match, tuple) else ()
+                if getattr(writer, "takes_found", False):
+                    for piece in found.pieces(FOUND_LINES):  # (a signal: the end of a piece)
+                        lines.call(put_found, (*query, piece) if query else piece)
+                else:
+                    for one in found.matches():
+                        lines.call(put, (*query, one) if query else one)
             except BrokenPipeError:
                 raise
             except OSError as err:
@@ -620,7 +643,7 @@ def run_command(
                     err, runner.source.progress()[1], not quiet, live, lambda: writers[0].written
                 ) as step:
                     runner.source.on_chunk = lambda source: step(source.progress()[0])
-                    for found in runner.matches():
+                    for found in runner.found():
                         on_many(found)
                 stats = runner.stats
             else:
@@ -630,7 +653,7 @@ def run_command(
                 matches = writers[0]
                 with _progress(err, total, not quiet, live, lambda: matches.written) as advance:
                     job.source.on_chunk = lambda source: advance(source.progress()[0])
-                    for match in job.matches():
+                    for match in job.found():
                         on_match(match)
                 stats = job.stats
             with written_to(name):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import InputError, QueryError, UsageError
@@ -32,10 +32,13 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__
     import numpy as np
 
     from cepcli.explain import Explanation
+    from cepcli.runtime.columnar import Found
     from cepcli.sources.prefilter import Prefilter
     from cepcli.sources.source import Source
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
+
+EVALUATED_AHEAD = 4  # the columnar engine's slices evaluated ahead of their matches' writing, at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,15 +278,27 @@ class Job:
     def matches(self) -> Iterator[Match]:
         """Evaluate, yielding each match as it is found. The statistics are complete when
         the iteration ends (also when it is stopped early, or fails)."""
-        stats, pattern = self.stats, self.pattern
+        return cast(Iterator[Match], self._counted(batches=False))
+
+    def found(self) -> Iterator[Match | Found]:
+        """``matches``, where the columnar engine runs as ``Found`` positions, a slice's
+        matches at a time (a writer makes their text from columns: ``output.found_lines``)."""
+        return self._counted(batches=True)
+
+    def _counted(self, batches: bool) -> Iterator[Match | Found]:
+        from cepcli.runtime.columnar import Found
+
+        stats, pattern, limit = self.stats, self.pattern, self.run.max_matches
         written = 0
         try:
             order = self.order()
             stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-            for match in self._found(order):
-                yield match
-                written += 1
-                if self.run.max_matches is not None and written >= self.run.max_matches:
+            for item in self._found(order, batches):
+                if isinstance(item, Found) and limit is not None and written + len(item) >= limit:
+                    item = item.head(limit - written)
+                yield item
+                written += len(item) if isinstance(item, Found) else 1
+                if limit is not None and written >= limit:
                     stats.extra["stopped_at_max_matches"] = True
                     break
             else:
@@ -291,20 +306,32 @@ class Job:
         finally:
             ended(stats, self.notes, self.source, self.started, written)
 
-    def _found(self, order: tuple[str, ...]) -> Iterator[Match]:
+    def _found(self, order: tuple[str, ...], batches: bool = False) -> Iterator[Match | Found]:
         """The engine's matches: events from the source to a runtime, or, for the columnar
         engine on a bounded input, the input's relevant rows as columns (no event made
-        but for the matches), then the error that ended the input."""
+        but for the matches; ``batches``: none at all, the matches as ``Found``), then
+        the error that ended the input."""
         stats, pattern, evaluation = self.stats, self.pattern, self.evaluation
         if not evaluation.live and not evaluation.every and engine(self.run.engine).columnar(pattern):
-            from cepcli.runtime.columnar import evaluate_columnar
+            from cepcli.runtime.columnar import evaluate_found
+            from cepcli.sources.ahead import read_ahead
 
             stats.engine = self.run.engine
             if self.run.engine != "columnar":
                 stats.extra["adaptive_ran"] = "columnar"
             data, error = self.source.columns(self.prefilter, stats, self.typed)
             names = tuple(v.name for v in pattern.variables)
-            yield from evaluate_columnar(pattern, names, data, self.schema, stats, evaluation)
+
+            def evaluated() -> Iterator[Found]:
+                return evaluate_found(pattern, names, data, self.schema, stats, evaluation)
+
+            # evaluated by a thread of its own, a few slices ahead of the writing of their
+            # matches (numpy and Arrow let the GIL go: two cores work)
+            for found in read_ahead(evaluated, EVALUATED_AHEAD, "cepcli-evaluate", wait=0.2):
+                if batches:
+                    yield found
+                else:
+                    yield from found.matches()
             if error is not None:
                 raise error
             return

@@ -16,24 +16,25 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from cepcli.engines import engine, start
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import Compiled, RunOptions, checked_pieces, ended, open_checked
+from cepcli.job import EVALUATED_AHEAD, Compiled, RunOptions, checked_pieces, ended, open_checked
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats, add_part, part_work
+from cepcli.sources.ahead import read_ahead
 from cepcli.sources.options import InputOptions
 
 if TYPE_CHECKING:  # (pyarrow and numpy come with the input, as in ``cepcli.job``)
     import numpy as np
 
-    from cepcli.runtime.columnar import Columns
+    from cepcli.runtime.columnar import Columns, Found
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
 
@@ -128,15 +129,29 @@ class Many:
     def matches(self) -> Iterator[tuple[str, Match]]:
         """Every query's matches, each with its query's name, as they are found. The
         statistics are complete when the iteration ends (also when stopped early)."""
+        return cast(Iterator[tuple[str, Match]], self._counted(batches=False))
+
+    def found(self) -> Iterator[tuple[str, Match | Found]]:
+        """``matches``, where the columnar engine runs as ``Found`` positions
+        (``Job.found``)."""
+        return self._counted(batches=True)
+
+    def _counted(self, batches: bool) -> Iterator[tuple[str, Match | Found]]:
+        from cepcli.runtime.columnar import Found
+
+        limit = self.run.max_matches
         written = 0
         for part in self.parts.values():
             part.matches = 0  # what was handed on (also when stopped early), as it goes
         try:
-            for name, match in self._found():
-                yield name, match
-                self.parts[name].matches += 1
-                written += 1
-                if self.run.max_matches is not None and written >= self.run.max_matches:
+            for name, item in self._found(batches):
+                if isinstance(item, Found) and limit is not None and written + len(item) >= limit:
+                    item = item.head(limit - written)
+                yield name, item
+                count = len(item) if isinstance(item, Found) else 1
+                self.parts[name].matches += count
+                written += count
+                if limit is not None and written >= limit:
                     self.stats.extra["stopped_at_max_matches"] = True
                     break
         finally:
@@ -146,23 +161,34 @@ class Many:
             self.stats.extra["queries"] = {name: part.as_dict() for name, part in self.parts.items()}
             ended(self.stats, self.notes, self.source, self.started, written)
 
-    def _found(self) -> Iterator[tuple[str, Match]]:
+    def _found(self, batches: bool) -> Iterator[tuple[str, Match | Found]]:
         run, source = self.run, self.source
         every = run.stats_every
         evaluation = EvalOptions(source.streaming, every, run.max_subsets, run.max_instances, self.notes)
         chosen = engine(run.engine)
         if not evaluation.live and not every and all(chosen.columnar(p) for p in self.patterns):
-            from cepcli.runtime.columnar import evaluate_columnar
+            from cepcli.runtime.columnar import evaluate_found
 
             data, error = source.columns(self.prefilter, self.stats, self.typed)
-            for name, pattern in zip(self.names, self.patterns, strict=True):
-                part = self.parts[name]
-                part.engine = run.engine
-                order = tuple(v.name for v in pattern.variables)
-                bits = sum(1 << v.bit for v in pattern.variables)
-                mine = _rows_of(data, bits, self.schema, pattern.columns)
-                for match in evaluate_columnar(pattern, order, mine, self.schema, part, evaluation):
-                    yield name, match
+
+            def evaluated() -> Iterator[tuple[str, Found]]:
+                for name, pattern in zip(self.names, self.patterns, strict=True):
+                    part = self.parts[name]
+                    part.engine = run.engine
+                    order = tuple(v.name for v in pattern.variables)
+                    bits = sum(1 << v.bit for v in pattern.variables)
+                    mine = _rows_of(data, bits, self.schema, pattern.columns)
+                    for found in evaluate_found(pattern, order, mine, self.schema, part, evaluation):
+                        yield name, found
+
+            # the queries evaluated by a thread of their own, a few slices ahead of the
+            # writing of their matches (numpy and Arrow let the GIL go: two cores work)
+            for name, found in read_ahead(evaluated, EVALUATED_AHEAD, "cepcli-evaluate", wait=0.2):
+                if batches:
+                    yield name, found
+                else:
+                    for match in found.matches():
+                        yield name, match
             self.stats.relevant_events = len(data.ts)
             if error is not None:
                 raise error
@@ -236,4 +262,19 @@ def _rows_of(data: Columns, mask: int, schema: Schema, reads: frozenset[str]) ->
             made.update(zip(missing, data.events(np.array(missing, dtype=np.int64)), strict=True))
         return [made[int(p)] for p in wanted]
 
-    return Columns(data.rows[at], data.ts[at], data.masks[at], columns, events, data.until)
+    given = data.values
+
+    def values(positions: np.ndarray) -> list[pa.Array]:
+        assert given is not None
+        return given(at[positions])
+
+    return Columns(
+        data.rows[at],
+        data.ts[at],
+        data.masks[at],
+        columns,
+        events,
+        data.until,
+        values if given else None,
+        data.decimal_text,
+    )

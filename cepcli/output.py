@@ -118,16 +118,16 @@ def match_line(match: Match, schema: Schema, names: list[str], keep: Sequence[in
         if key is None:
             key = _KEYS[name] = json.dumps(name) + ":"
         if isinstance(b, tuple):
-            parts.append(key + "[" + ",".join([_event_text(e, schema, keep) for e in b]) + "]")
+            parts.append(key + "[" + ",".join([event_text(e, schema, keep) for e in b]) + "]")
         else:
-            parts.append(key + _event_text(b, schema, keep))
+            parts.append(key + event_text(b, schema, keep))
     return "{" + ",".join(parts) + "}"
 
 
 _KEYS: dict[str, str] = {}  # a variable's name as a JSON key, with its colon
 
 
-def _event_text(event: Event, schema: Schema, keep: Sequence[int] | None) -> str:
+def event_text(event: Event, schema: Schema, keep: Sequence[int] | None) -> str:
     text = event.text  # (made with one run's ``keep``)
     if text is None:
         obj = event_object(event, schema, keep)

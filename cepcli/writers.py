@@ -9,7 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from cepcli.errors import UsageError
 from cepcli.events import Schema
@@ -17,6 +17,12 @@ from cepcli.output import ManyFlat, flat_columns, flat_row, kept, match_line, va
 from cepcli.plan.pattern import Pattern
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from cepcli.runtime.columnar import Found
 
 
 class MatchWriter(Protocol):
@@ -32,6 +38,8 @@ class MatchWriter(Protocol):
 class JsonlWriter:
     """One JSON object per line and match."""
 
+    takes_found = True  # ``found_text``
+
     def __init__(
         self, stream: IO[str], schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
     ) -> None:
@@ -43,6 +51,15 @@ class JsonlWriter:
         line = match_line(match, self.schema, self.names, self.keep) + "\n"
         self.stream.write(line)
         return encoded_size(line, self.stream)
+
+    def found_text(self, found: Found) -> tuple[pa.Buffer, np.ndarray]:
+        """The lines of the columnar engine's matches (``Found``), made from columns
+        (``found_lines``: ASCII, as bytes), and where each ends (bytes from the first), for
+        the caller to write (``write_ascii``, after noting the ends: ``LastMatch.wrote_lines``)."""
+        from cepcli.lines import found_lines
+
+        self.written += len(found)  # counted first, as in write
+        return found_lines(found, self.schema, self.names, self.keep)
 
     def write_lines(self, lines: str) -> None:
         """Matches already made into their lines, joined by newlines (``--spark``'s executors
@@ -199,6 +216,18 @@ class ManyWriter:
         self.lines = _CsvLines()
         if fmt == "csv":
             self.stream.write(self.lines.line(self.flat.columns))
+
+    @property
+    def takes_found(self) -> bool:
+        return self.fmt == "jsonl"
+
+    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
+        """``JsonlWriter.found_text``, each line saying its query."""
+        from cepcli.lines import found_lines
+
+        query, found = named
+        self.written += len(found)
+        return found_lines(found, self.schema, self.flat.names[query], self.keep, self.prefix[query])
 
     def write(self, named: tuple[str, Match]) -> int:
         query, match = named

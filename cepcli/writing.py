@@ -14,10 +14,14 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import lru_cache
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from cepcli.errors import OutputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def check_outputs(file: str | None, directory: str | None, stats_json: str | None) -> None:
@@ -166,6 +170,16 @@ class LastMatch:
         self.ends.append(self.end + self.buffered)
         return self.buffered >= BLOCK_BYTES or time.monotonic() - self.since >= BLOCK_SECONDS
 
+    def wrote_lines(self, ends: np.ndarray) -> bool:
+        """``wrote`` for complete matches written at once, ``ends`` where each ends (bytes
+        from the first one's start)."""
+        if not len(ends):
+            return False
+        start = self.end + self.buffered
+        self.ends.extend((ends + start).tolist())
+        self.buffered += int(ends[-1])
+        return self.buffered >= BLOCK_BYTES or time.monotonic() - self.since >= BLOCK_SECONDS
+
     def cut(self) -> None:
         """After a write error: a regular file ends at its last complete match (also for a
         process that shares the descriptor and writes after this one); and whatever the
@@ -203,6 +217,29 @@ def _offset(fd: int) -> int:
     if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
         return os.fstat(fd).st_size
     return os.lseek(fd, 0, os.SEEK_CUR)
+
+
+def write_ascii(stream: IO[str], data: bytes | memoryview | Any) -> None:
+    """ASCII text given as bytes (a buffer: ``cepcli.lines``' jsonl lines) written to a text
+    stream: straight to its binary buffer when it has one and its encoding writes ASCII as
+    ASCII (what the text layer holds is flushed first), else decoded and written as text."""
+    binary = getattr(stream, "buffer", None)
+    if isinstance(binary, io.BufferedIOBase) and _ascii_as_is(getattr(stream, "encoding", None) or "utf-8"):
+        stream.flush()
+        binary.write(data)
+    else:
+        stream.write(bytes(data).decode("ascii"))
+
+
+@lru_cache(maxsize=8)
+def _ascii_as_is(encoding: str) -> bool:
+    try:
+        return _ASCII.encode(encoding) == _ASCII.encode("ascii")
+    except (LookupError, UnicodeError):
+        return False
+
+
+_ASCII = "".join(map(chr, range(128)))
 
 
 def flush_quietly(stream: IO[str]) -> None:

@@ -48,7 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow
+from cepcli.arrays import arrow, sorted_distinct
 from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
@@ -82,6 +82,12 @@ class Columns:
     columns: list[pa.Array | pa.ChunkedArray]
     events: Callable[[np.ndarray], list[Event]]
     until: int | None = None
+    # the values the events of some positions hold, as Arrow columns (one per schema column,
+    # typed as ``make_events`` has them; the positions in ``decimal_text`` hold decimal
+    # text): what a match's text is made of without its events (``cepcli.output``). None:
+    # only ``events`` (events made before, as a Spark shard's)
+    values: Callable[[np.ndarray], list[pa.Array]] | None = None
+    decimal_text: frozenset[int] = frozenset()
     # made once for every query evaluated over these rows (``cepcli.many``): two columns as
     # codes of one dictionary (``_Run._codes``), and the events made for matches, by position
     codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
@@ -91,11 +97,56 @@ class Columns:
         return len(self.rows)
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Matches as positions in ``data``, in the order they are reported: per variable bound
+    (``names``, sorted), one array of its events' positions, row ``i`` of every array one
+    match. What ``evaluate_found`` yields; ``matches()`` makes them ``Match`` objects."""
+
+    names: tuple[str, ...]
+    positions: tuple[np.ndarray, ...]
+    data: Columns
+
+    def __len__(self) -> int:
+        return len(self.positions[0])
+
+    def head(self, n: int) -> Found:
+        """The first ``n`` matches."""
+        return Found(self.names, tuple(p[:n] for p in self.positions), self.data)
+
+    def pieces(self, size: int) -> Iterator[Found]:
+        """These matches, ``size`` at a time (a text's worth: ``cepcli.output.found_lines``)."""
+        for at in range(0, len(self), size):
+            yield Found(self.names, tuple(p[at : at + size] for p in self.positions), self.data)
+
+    def matches(self) -> Iterator[Match]:
+        """These matches as ``Match`` objects, each event made once (``Columns.made``)."""
+        made = self.data.made
+        wanted = sorted_distinct(np.concatenate(self.positions))
+        missing = wanted[[int(p) not in made for p in wanted.tolist()]] if made else wanted
+        if len(missing):
+            made.update(zip(missing.tolist(), self.data.events(missing), strict=True))
+        names = self.names
+        for row in zip(*[p.tolist() for p in self.positions], strict=True):
+            yield Match(tuple([(name, made[p]) for name, p in zip(names, row, strict=True)]))
+        if len(made) > 4 * SLICE_ROWS:
+            made.clear()
+
+
 def evaluate_columnar(
     pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Match]:
     """Every match of ``pattern`` over ``data``, slice by slice (see the module); ``order``:
     the variables, rarest first (ties are broken so)."""
+    for found in evaluate_found(pattern, order, data, schema, stats, options):
+        yield from found.matches()
+
+
+def evaluate_found(
+    pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
+) -> Iterator[Found]:
+    """``evaluate_columnar``'s matches as ``Found`` positions, a slice's at a time: for the
+    writers that make a match's text from columns (``cepcli.output.found_lines``)."""
     run = _Run(
         pattern, tuple(order), data, schema, stats, Instances(stats, options.max_instances, "columnar")
     )
@@ -169,7 +220,7 @@ class _Run:
         highs = [*bounds, int(ts[-1]) + 1]
         return [Slice(lo, hi) for lo, hi in zip(lows, highs, strict=True) if lo < hi]
 
-    def slice(self, part: Slice) -> Iterator[Match]:
+    def slice(self, part: Slice) -> Iterator[Found]:
         """The matches ``part`` owns, in the order of their last events. A join that would
         make more than ``STEP_TUPLES`` partial matches halves the slice (by its rows), as
         long as it has rows at two times: memory follows the density of the input."""
@@ -185,7 +236,7 @@ class _Run:
             for half in halves:
                 yield from self.slice(half)
             return
-        yield from self._matches(found)
+        yield from found
 
     def _halves(self, part: Slice) -> tuple[Slice, Slice] | None:
         """``part`` cut at the time of its middle row (None: all its rows at one time)."""
@@ -199,9 +250,9 @@ class _Run:
             cut = int(ts[int(np.searchsorted(ts, cut, "right"))])
         return Slice(part.low, cut), Slice(cut, part.high)
 
-    def _owned(self, part: Slice) -> list[tuple[tuple[str, int], ...]]:
-        """The bindings of the matches ``part`` owns: every branch over the rows around it,
-        owned ones kept, each set of bindings once, by their last events."""
+    def _owned(self, part: Slice) -> list[Found]:
+        """The matches ``part`` owns: every branch over the rows around it, owned ones kept,
+        each set of bindings once, by their last events (then by their positions)."""
         ts = self.data.ts
         low, high = self.window.around(part)
         start = int(np.searchsorted(ts, low, "left"))
@@ -220,8 +271,8 @@ class _Run:
             last = np.max(np.stack([table.positions[n] for n in names]), axis=0)
             if len(self.pattern.branches) == 1:  # each binding once already: by (last, key)
                 order = np.lexsort([table.positions[n] for n in reversed(names)] + [last])
-                columns = [table.positions[n][order].tolist() for n in names]
-                return [tuple(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+                positions = tuple(table.positions[n][order] for n in names)
+                return [Found(tuple(names), positions, self.data)] if len(order) else []
             columns = [table.positions[n].tolist() for n in names]
             for i, end in enumerate(last.tolist()):
                 key = tuple((n, col[i]) for n, col in zip(names, columns, strict=True))
@@ -229,19 +280,7 @@ class _Run:
                     seen.add(key)
                     found.append((end, key))
         found.sort()
-        return [key for _, key in found]
-
-    def _matches(self, keys: list[tuple[tuple[str, int], ...]]) -> Iterator[Match]:
-        """The matches of these bindings, their events made once each."""
-        wanted = sorted({p for key in keys for _, p in key} - self.made.keys())
-        if wanted:
-            at = np.array(wanted, dtype=np.int64)
-            self.made.update(zip(wanted, self.data.events(at), strict=True))
-        made = self.made
-        for key in keys:
-            yield Match(tuple([(name, made[p]) for name, p in key]))
-        if len(self.made) > 4 * SLICE_ROWS:
-            self.made.clear()
+        return _runs([key for _, key in found], self.data)
 
     # --- one branch ---------------------------------------------------------------------------
 
@@ -517,6 +556,22 @@ class _Run:
         if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
+
+
+def _runs(keys: list[tuple[tuple[str, int], ...]], data: Columns) -> list[Found]:
+    """Bindings (each ``(name, position)`` pairs, by name) as ``Found``s, in their order:
+    one per run of bindings of the same variables (OR branches bind different ones)."""
+    out: list[Found] = []
+    at = 0
+    while at < len(keys):
+        names = tuple(n for n, _ in keys[at])
+        end = at + 1
+        while end < len(keys) and tuple(n for n, _ in keys[end]) == names:
+            end += 1
+        rows = np.array([[p for _, p in key] for key in keys[at:end]], dtype=np.int64)
+        out.append(Found(names, tuple(rows[:, i].copy() for i in range(len(names))), data))
+        at = end
+    return out
 
 
 class _TooMany(Exception):

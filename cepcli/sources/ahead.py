@@ -4,7 +4,8 @@ let go in both (zlib, pyarrow), so on two cores the reading hides behind the wor
 
 One rule for every reader: at most ``depth`` items wait; an exception of the iterator is
 raised in the reader's thread after the items before it; closing the generator early (an
-error, ``--max-matches``, Ctrl-C) stops the thread and waits for it, so none is left.
+error, ``--max-matches``, Ctrl-C) stops the thread and waits for it, so none is left
+(the evaluation's thread: for a moment, see ``read_ahead``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ T = TypeVar("T")
 _DONE = object()
 
 
-def read_ahead(make: Callable[[], Iterator[T]], depth: int, name: str) -> Generator[T, None, None]:
-    """The items of ``make()``, made by a thread named ``name`` at most ``depth`` ahead."""
+def read_ahead(
+    make: Callable[[], Iterator[T]], depth: int, name: str, wait: float | None = None
+) -> Generator[T, None, None]:
+    """The items of ``make()``, made by a thread named ``name`` at most ``depth`` ahead.
+    Closed early, it waits ``wait`` seconds at most for the thread to stop (None: until it
+    does; an item that takes long to make, as a slice's joins, would hold up Ctrl-C: the
+    thread, a daemon, then ends with the process, its next item never handed on)."""
     waiting: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -55,4 +61,4 @@ def read_ahead(make: Callable[[], Iterator[T]], depth: int, name: str) -> Genera
             yield item  # type: ignore[misc]
     finally:
         stop.set()
-        thread.join()
+        thread.join(wait)

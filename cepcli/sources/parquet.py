@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cepcli.arrays import sorted_distinct
 from cepcli.errors import InputError
 from cepcli.sources.ahead import read_ahead
 from cepcli.sources.batches import RawBatch, plain
@@ -116,20 +117,26 @@ class ParquetReader:
 
     def fetch(self, rows: np.ndarray) -> list[pa.Array]:
         """The columns left away (``project``) of the rows with these ids (in this order),
-        as ``batches`` would have read them. Each row group is read once while the calls
-        come in file order: the last one read is kept for the next call."""
+        as ``batches`` would have read them. The row groups read are kept, the most
+        recently used ``FETCH_BYTES`` of them: each is read once while the calls come in
+        file order, and once for all the queries of ``cepcli.many`` that fit."""
         positions = rows - self.base
         groups = np.searchsorted(self.starts, positions, side="right") - 1
         order = np.argsort(groups, kind="stable")
         pieces: list[list[pa.Array]] = [[] for _ in self.away]
-        for g in np.unique(groups).tolist():
-            table = self.fetched.get(g)
+        for g in sorted_distinct(groups).tolist():
+            table = self.fetched.pop(g, None)
             if table is None:
                 try:
                     table = self.file.read_row_group(g, columns=self.away, use_threads=False)
                 except (OSError, pa.ArrowException) as err:
                     raise self._error(err) from None
-                self.fetched = {g: table}
+                kept = table.nbytes
+                for old in list(self.fetched):  # the least recently used first
+                    if kept + sum(t.nbytes for t in self.fetched.values()) <= FETCH_BYTES:
+                        break
+                    del self.fetched[old]
+            self.fetched[g] = table  # (the most recently used last)
             at = pa.array(positions[groups == g] - self.starts[g], pa.int64())
             for column, piece in zip(self.away, pieces, strict=True):
                 piece.append(plain(table.column(column).take(at)))
@@ -159,6 +166,7 @@ def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
 
 
 AHEAD = 2  # row groups read ahead of the run
+FETCH_BYTES = 1 << 28  # the row groups ``fetch`` read, kept for its next calls, at most
 
 
 def _read_ahead(reader: ParquetReader, groups: list[int]) -> Generator[pa.Table, None, None]:

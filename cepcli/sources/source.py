@@ -31,7 +31,7 @@ from cepcli.sources.frame import index_hint
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
 from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
-from cepcli.sources.rows import make_events
+from cepcli.sources.rows import make_events, typed_columns
 from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
 from cepcli.sources.times import TimeSpec, decide, looks_compact, nanoseconds
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
@@ -470,7 +470,7 @@ def _columns_of(
     rows = np.concatenate([b.rows for b, _ in parts])
     ts = np.concatenate([b.ts for b, _ in parts])
     masks = np.concatenate([m for _, m in parts])
-    columns = [_joined([b.columns[i] for b, _ in parts]) for i in range(len(names))]
+    columns = [_one(_joined([b.columns[i] for b, _ in parts])) for i in range(len(names))]
     types = _joined([b.types for b, _ in parts])
     decimals, pending = parts[0][0].decimals, parts[0][0].pending
     if sort:
@@ -480,23 +480,21 @@ def _columns_of(
             rows, ts, masks = rows[order], ts[order], masks[order]
             columns, types = [c.take(at) for c in columns], types.take(at)
 
-    def events(positions: np.ndarray) -> list[Event]:
+    def values(positions: np.ndarray) -> list[pa.Array]:
         at = arrow(positions.astype(np.int64, copy=False))
-        values = [c.take(at) for c in columns]
+        taken = [c.take(at) for c in columns]
         if fetch is not None and len(positions):
             for i, fetched in zip(away, fetch(rows[positions]), strict=True):
-                values[i] = fetched
+                taken[i] = fetched
+        return typed_columns(taken, pending)
+
+    def events(positions: np.ndarray) -> list[Event]:
+        at = arrow(positions.astype(np.int64, copy=False))
         return make_events(
-            rows[positions],
-            ts[positions],
-            types.take(at),
-            values,
-            decimals,
-            masks[positions],
-            pending,
+            rows[positions], ts[positions], types.take(at), values(positions), decimals, masks[positions]
         )
 
-    return Columns(rows, ts, masks, columns, events)
+    return Columns(rows, ts, masks, columns, events, values=values, decimal_text=frozenset(decimals))
 
 
 def _joined(chunks: list[pa.Array]) -> pa.Array | pa.ChunkedArray:
@@ -508,6 +506,17 @@ def _joined(chunks: list[pa.Array]) -> pa.Array | pa.ChunkedArray:
         return pa.chunked_array(chunks)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return one_array([v for c in chunks for v in c.to_pylist()])
+
+
+def _one(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A column in one piece where Arrow can hold it so (a ``take`` of a few rows from a
+    column of many chunks costs 40x more); else as it is (text past 2 GiB)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    try:
+        return column.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError, pa.ArrowNotImplementedError):
+        return column
 
 
 def _all_missing(values: pa.Array, nulls: pa.Array) -> bool:

@@ -178,9 +178,9 @@ def _run(
 ) -> dict[str, Stats]:
     """The Spark job of one query (its counters in ``stats``), or of several read once
     (``run_spark_many``: the input's counters in ``stats``, each query's in the result)."""
+    _need_pyspark()
     from pyspark.sql import functions as F
 
-    _need_pyspark()
     engine(options.engine)
     path = None if spark.table else input_path(queries[0][1], inputs.path)
     from cepcli.spark.frames import run_frame, spark_path

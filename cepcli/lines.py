@@ -1,0 +1,132 @@
+"""A match's jsonl line made from columns: the columnar engine's matches (``Found``), a
+slice's at a time, as the text ``cepcli.output.match_line`` makes from their events, byte
+for byte, without making the events (their values' text by Arrow's kernels where their
+types allow, else by ``json_value``, value by value). ``cepcli run --format jsonl`` writes
+them so (``cepcli.writers``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cepcli.arrays import arrow
+from cepcli.events import Kind, Schema
+from cepcli.output import event_text, json_value
+from cepcli.runtime.columnar import Columns, Found
+from cepcli.sources.rows import column_values
+
+
+def found_lines(
+    found: Found, schema: Schema, names: Sequence[str], keep: Sequence[int] | None = None, prefix: str = "{"
+) -> tuple[pa.Buffer, np.ndarray]:
+    """``found``'s matches as their jsonl lines, each with its newline: ``match_line``'s
+    text, byte for byte, made from columns (set-at-a-time, no event made where the columns'
+    types allow); ``prefix`` opens each line (several queries: ``{"query":...,``). The
+    text is ASCII (JSON's escapes), as bytes; also where each line ends, in bytes from the
+    first one's start."""
+    bound = dict(zip(found.names, found.positions, strict=True))
+    present = [n for n in names if n in bound]
+    unique, index = _distinct(np.concatenate([bound[n] for n in present]))
+    texts = event_texts(found.data, unique, schema, keep)
+    parts: list[pa.Array | pa.Scalar] = []
+    for i, name in enumerate(present):
+        parts.append(_text((prefix if i == 0 else ",") + json.dumps(name) + ":"))
+        parts.append(texts.take(arrow(index[i * len(found) : (i + 1) * len(found)])))
+    lines = pc.binary_join_element_wise(*parts, _text("}\n"), _text(""))
+    offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    body = lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    return body, offsets[1:] - offsets[0]
+
+
+def _distinct(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct positions, sorted, and where each of ``positions`` is among them (by a
+    mark per position of their range: a slice's matches lie close together)."""
+    low = int(positions.min())
+    seen = np.zeros(int(positions.max()) - low + 1, dtype=np.bool_)
+    seen[positions - low] = True
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen) + low, rank[positions - low]
+
+
+def event_texts(data: Columns, positions: np.ndarray, schema: Schema, keep: Sequence[int] | None) -> pa.Array:
+    """The JSON text of the events at ``positions`` (``event_text``'s, exactly), a column
+    at a time: integers, times, booleans and plain text by Arrow's kernels; other values
+    (floats, decimals, durations, text typed by its kind, text JSON escapes) by
+    ``json_value``, value by value."""
+    if data.values is None:  # events made before (a Spark shard's): their own text
+        return pa.array([event_text(e, schema, keep) for e in data.events(positions)], pa.large_string())
+    values = data.values(positions)
+    nulls, kinds, columns = schema.nulls, schema.current_kinds(), schema.columns
+    exact = Kind.DECIMAL in schema.kinds  # (``json_text``: a decimal as a JSON number)
+    parts: list[pa.Array | pa.Scalar] = [_text("{")]
+    for n, i in enumerate(range(len(columns)) if keep is None else keep):
+        parts.append(_text(("," if n else "") + json.dumps(columns[i]) + ":"))
+        parts.append(_json_column(values[i], kinds[i], nulls, i in data.decimal_text, exact))
+    parts.append(_text(("," if len(parts) > 1 else "") + '"_row":'))
+    parts.append(pc.cast(arrow(data.rows[positions]), pa.large_string()))
+    parts.append(_text("}"))
+    return pc.binary_join_element_wise(*parts, _text(""))
+
+
+def _json_column(
+    column: pa.Array | pa.ChunkedArray, kind: Kind, nulls: frozenset[str], decimal_text: bool, exact: bool
+) -> pa.Array:
+    """One column's values as JSON text (``json_value``'s, dumped as ``event_text`` does)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    kinds = column.type
+    if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
+        if kind is Kind.TIME:
+            return _iso_texts(column)
+        return pc.fill_null(pc.cast(column, pa.large_string()), "null")
+    if not decimal_text and pa.types.is_boolean(kinds):
+        return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), "null")
+    if (
+        not decimal_text
+        and kind is Kind.STR
+        and (pa.types.is_string(kinds) or pa.types.is_large_string(kinds))
+    ):
+        plain = pc.invert(pc.match_substring_regex(column, r"[^ !#-\[\]-~]")).fill_null(True)
+        quoted = pc.binary_join_element_wise(
+            _text('"'), pc.cast(column, pa.large_string()), _text('"'), _text("")
+        )
+        if not pc.all(plain).as_py():  # JSON escapes (and ASCII): json.dumps, for those values
+            escaped = [
+                None if ok else json.dumps(v)
+                for v, ok in zip(column.to_pylist(), plain.to_pylist(), strict=True)
+            ]
+            quoted = pc.if_else(plain, quoted, pa.array(escaped, pa.large_string()))
+        return pc.fill_null(quoted, "null")
+
+    def dumped(value: object) -> str:
+        shown = json_value(value, kind, nulls)
+        if exact:
+            return (
+                format(shown, "f")
+                if isinstance(shown, Decimal)
+                else json.dumps(shown, separators=(",", ":"), default=str)
+            )
+        return json.dumps(shown, separators=(",", ":"), default=str, allow_nan=False)
+
+    return pa.array([dumped(v) for v in column_values(column, decimal_text)], pa.large_string())
+
+
+def _iso_texts(column: pa.Array) -> pa.Array:
+    """Times in int64 ns as ``iso_text`` writes them, quoted (JSON strings); null: null."""
+    ns = pc.fill_null(pc.cast(column, pa.int64()), 0).to_numpy()
+    seconds = np.floor_divide(ns, 10**9)
+    fraction = ns - seconds * 10**9
+    stamps = pc.utf8_replace_slice(arrow(seconds).cast(pa.timestamp("s")).cast(pa.string()), 10, 11, "T")
+    digits = pc.utf8_rtrim(pc.utf8_lpad(pc.cast(arrow(fraction), pa.string()), 9, "0"), "0")
+    dotted = pc.if_else(arrow(fraction != 0), pc.binary_join_element_wise(".", digits, ""), "")
+    texts = pc.binary_join_element_wise('"', stamps, dotted, 'Z"', "")
+    return pc.cast(pc.if_else(column.is_valid(), texts, "null"), pa.large_string())
+
+
+def _text(text: str) -> pa.Scalar:
+    return pa.scalar(text, pa.large_string())
