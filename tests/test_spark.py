@@ -448,6 +448,40 @@ def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_p
     assert sorted(rows.stdout.splitlines()) == sorted(local_rows.stdout.splitlines())
 
 
+def test_a_shards_matches_go_back_to_spark_in_many_batches(
+    spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard's result goes back to Spark a batch at a time (``SHIPPED_ROWS`` matches at
+    most; here 3, so every shard sends many): the driver's jsonl, and the executors' csv
+    and typed Parquet under ``--output DIR``, are the local run's matches."""
+    import cepcli.spark
+
+    monkeypatch.setattr(cepcli.spark, "SHIPPED_ROWS", 3)  # (the shards' closures take it along)
+    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(400))
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 40", "ts,type,x\n" + rows)
+    args = ["run", str(query), "-i", str(data), "-q"]
+    spark_args = ["--spark", "--master", "local[2]"]
+    local = CliRunner().invoke(cli, [*args, "--format", "jsonl"])
+    assert local.exit_code == 0, local.output
+    expected = sorted(local.stdout.splitlines())
+    assert len(expected) > 1000
+    remote = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args])
+    assert remote.exit_code == 0, remote.output
+    assert sorted(remote.stdout.splitlines()) == expected
+    local_csv = CliRunner().invoke(cli, [*args, "--format", "csv"])
+    out = tmp_path / "csv"
+    written = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args, "--output", str(out)])
+    assert written.exit_code == 0, written.output
+    lines = [line for p in out.iterdir() if p.name.startswith("part-") for line in p.read_text().splitlines()]
+    header = local_csv.stdout.splitlines()[0]
+    assert sorted(line for line in lines if line != header) == sorted(local_csv.stdout.splitlines()[1:])
+    typed = tmp_path / "typed"
+    done = CliRunner().invoke(cli, [*args, "--format", "parquet", *spark_args, "--output", str(typed)])
+    assert done.exit_code == 0, done.output
+    got = sorted((r["a"]["_row"], r["b"]["_row"]) for r in pq.read_table(typed).to_pylist())
+    assert got == sorted((json.loads(x)["a"]["_row"], json.loads(x)["b"]["_row"]) for x in expected)
+
+
 def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
     """``--on-bad-row skip`` under ``--spark``: the local run's matches and its one warning."""
     text = "ts,type,price\n0,A,1\n1,B,2\n2,C,3\n3,C\n4,A,2\n5,B,3\n6,C,abc\n7,C,9\n8,C,1\n"

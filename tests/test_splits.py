@@ -114,18 +114,62 @@ def _kinds(reader: JsonlReader) -> list[object]:
     return [kind_of_type(f.type) for f in reader.schema]
 
 
-def test_parquet_parts_are_row_groups(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("group_rows", "parts", "splits_made"),
+    [(13, 3, 4), (13, 8, 8), (100, 3, 3), (100, 1, 1), (40, 4, 5), (7, 200, 100)],
+    ids=[
+        "small-groups-joined",
+        "one-group-a-split",
+        "one-group-cut",
+        "whole",
+        "groups-cut",
+        "more-parts-than-groups",
+    ],
+)
+@pytest.mark.parametrize("projected", [False, True], ids=["streamed", "read-ahead"])
+def test_parquet_parts_are_runs_of_row_groups_and_pieces_of_large_ones(
+    tmp_path: Path, group_rows: int, parts: int, splits_made: int, projected: bool
+) -> None:
+    """A Parquet file's splits cover its rows once, in order, each at most a share of them
+    (a row group larger than a share is cut, so one large group is read by several tasks);
+    each split's reader reads exactly its rows, with their ids, streamed or read ahead after
+    a projection (the columnar engine's path), in batches that do not follow the cuts."""
     path = tmp_path / "in.parquet"
     table = pa.table({"ts": list(range(100)), "type": ["A", "B"] * 50, "x": [i % 7 for i in range(100)]})
-    pq.write_table(table, path, row_group_size=13)
+    pq.write_table(table, path, row_group_size=group_rows)
     whole = _read(ParquetReader(InputOptions(str(path))))
-    splits, total = row_groups(str(path), 1000, 3)
-    assert total == 100 and splits[0].first_row == 1000 and len(splits) == 3
+    splits, total = row_groups(str(path), 1000, parts)
+    assert total == 100 and len(splits) == splits_made
+    assert [s.start for s in splits] == [0] + [s.stop for s in splits[:-1]] and splits[-1].stop == 100
+    assert all(s.first_row == 1000 + s.start and s.rows == s.stop - s.start for s in splits)
+    share = -(-100 // parts)
+    assert all(s.rows <= max(share, group_rows) for s in splits)
     got: list[Row] = []
     for s in splits:
-        options = InputOptions(str(path), split=(s.start, s.stop, s.first_row))
-        got += _read(ParquetReader(options))
-    assert [(r - 1000, v) for r, v in sorted(got)] == whole
+        reader = ParquetReader(InputOptions(str(path), split=(s.start, s.stop, s.first_row), chunk_rows=6))
+        if projected:
+            assert reader.project({"ts", "type"}) == ["x"]
+        rows = _read(reader)
+        assert [r for r, _ in rows] == list(range(s.first_row, s.first_row + s.rows))
+        got += rows
+    want = [(r, (ts, kind, None if projected else x)) for r, (ts, kind, x) in whole]
+    assert [(r - 1000, v) for r, v in got] == want
+
+
+def test_a_parquet_split_fetches_its_rows_left_away(tmp_path: Path) -> None:
+    """``fetch`` (the columns no condition reads, for the matches' events) finds a split's
+    rows by their ids when the split begins inside a row group."""
+    path = tmp_path / "in.parquet"
+    pq.write_table(
+        pa.table({"ts": list(range(50)), "x": [f"v{i}" for i in range(50)]}), path, row_group_size=50
+    )
+    reader = ParquetReader(InputOptions(str(path), split=(20, 35, 520)))
+    reader.project({"ts"})
+    assert [r for r, _ in _read(ParquetReader(InputOptions(str(path), split=(20, 35, 520))))][0] == 520
+    assert [v.to_pylist() for v in reader.fetch(pa.array([534, 520, 527]).to_numpy())] == [
+        ["v34", "v20", "v27"]
+    ]
+    reader.close()
 
 
 QUERY = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5"

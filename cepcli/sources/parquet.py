@@ -51,15 +51,24 @@ class ParquetReader:
         self.total_rows = self.file.metadata.num_rows
         self.total_bytes = os.path.getsize(options.path)
         self.chunk = options.chunk_rows
-        split = options.split  # row groups start:stop, the first of whose rows has this id
-        self.groups = range(split[0], split[1]) if split and split[0] >= 0 else None
+        # a part of the file (a Spark executor's): its rows start:stop (positions in the file,
+        # which may cut a row group), the first of which has the row id split[2]
+        split = options.split
         self.first = split[2] if split else 0
         self.read = 0
         meta = self.file.metadata
         counts = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
         self.starts = np.cumsum([0, *counts])[:-1].astype(np.int64)  # each group's first position
-        first_group = self.groups.start if self.groups is not None else 0
-        self.base = self.first - (int(self.starts[first_group]) if counts else 0)  # id - position
+        self.span = (split[0], split[1]) if split and split[0] >= 0 else (0, self.total_rows)
+        self.groups = (
+            range(
+                int(np.searchsorted(self.starts, self.span[0], "right")) - 1,
+                int(np.searchsorted(self.starts, self.span[1], "left")),
+            )
+            if split and split[0] >= 0
+            else None
+        )
+        self.base = self.first - self.span[0]  # a row's id less its position
         self.wanted: list[str] | None = None  # project(): the columns read from then on
         self.ahead = False  # project(): the row groups after the one in progress read ahead
         self.away: list[str] = []  # the others, read by fetch
@@ -82,11 +91,28 @@ class ParquetReader:
         groups = list(self.groups if self.groups is not None else range(self.file.num_row_groups))
         chunk = max(self.chunk, 1)
         while groups and not self.ahead:
-            yield from self._numbered(self._streamed(groups.pop(0), chunk))
+            group = groups.pop(0)
+            yield from self._numbered(self._cut(group, self._streamed(group, chunk)))
         if groups:
             with contextlib.closing(_read_ahead(self, groups)) as tables:  # (its thread stops)
-                for table in tables:
-                    yield from self._numbered(table.to_batches(max_chunksize=chunk))
+                for group, table in zip(groups, tables, strict=False):
+                    yield from self._numbered(self._cut(group, table.to_batches(max_chunksize=chunk)))
+
+    def _cut(self, group: int, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """A row group's batches, cut to the reader's rows (``span``: a split may begin or
+        end inside a row group)."""
+        at = int(self.starts[group])  # the position of the batch's first row
+        low, high = self.span
+        for batch in batches:
+            n = batch.num_rows
+            first, last = max(low - at, 0), min(high - at, n)
+            if first == 0 and last == n:
+                yield batch
+            elif first < last:
+                yield batch.slice(first, last - first)
+            at += n
+            if at >= high:
+                return
 
     def _streamed(self, group: int, chunk: int) -> Iterator[pa.RecordBatch]:
         try:

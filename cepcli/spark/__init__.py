@@ -8,7 +8,8 @@ ids, quoting, null markers, kinds, times and bad rows are exactly the local run'
    column kinds, how times are read and a chain engine's frequency order, as locally.
 2. **Splits** (``splits``): the files are cut into parts that start where a record starts,
    each with the row id of its first row, from a parallel scan of their bytes (CSV, JSON
-   lines), their row groups (Parquet), or a parallel count (a compressed file, one part).
+   lines), their rows (Parquet: runs of row groups, a large one cut), or a parallel count
+   (a compressed file, one part).
 3. **Reading** (``reading``, one task per split, in parallel): the rows some variable can use,
    as Arrow, and a report per split. The time order is checked in each split and then
    chained: the rows a split keeps, read on its own, are in time order, so a split whose
@@ -33,10 +34,11 @@ shard, and each split's and shard's time span (``spark_splits``, ``spark_shards`
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -669,19 +671,23 @@ def _evaluate(
         + list(typed_schema)
     )
 
-    def one_shard(shard: int, table: pa.Table) -> pa.Table:
+    def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
         found = evaluate(job, shard, table)
         if typed:
-            return _typed_shard(found, reading, pattern, spark.show, typed_schema, out)
-        rows = list(found) if flat else packed(found)
-        columns: dict[str, list[Any]] = {
-            "kind": [r["kind"] for r in rows],
-            "text": [r.get("text") for r in rows],
-        }
-        if flat:
-            for i, name in enumerate(names):
-                columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in rows]
-        return pa.Table.from_pydict(columns, schema=out)
+            yield from _typed_shard(found, reading, pattern, spark.show, typed_schema, out).to_batches(
+                max_chunksize=SHIPPED_ROWS
+            )
+            return
+        rows = found if flat else packed(found)
+        for chunk in _chunks(rows, SHIPPED_ROWS if flat else max(1, SHIPPED_ROWS // PACKED)):
+            columns: dict[str, list[Any]] = {
+                "kind": [r["kind"] for r in chunk],
+                "text": [r.get("text") for r in chunk],
+            }
+            if flat:
+                for i, name in enumerate(names):
+                    columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in chunk]
+            yield pa.RecordBatch.from_pydict(columns, schema=out)
 
     result = _by_shard(data, bounds, pattern, one_shard, out)
     result = result.persist()
@@ -734,11 +740,16 @@ def _by_shard(
     data: Any,
     bounds: tuple[int, ...],
     pattern: Pattern,
-    one_shard: Callable[[int, pa.Table], pa.Table],
+    one_shard: Callable[[int, pa.Table], Iterator[pa.RecordBatch]],
     out: pa.Schema,
 ) -> Any:
     """The relevant rows spread over the time shards (and, with ``[attr]``, grouped by it
-    too), each group evaluated by ``one_shard(shard, rows)`` into rows of ``out`` (lazy)."""
+    too), each group evaluated by ``one_shard(shard, rows)`` into batches of rows of ``out``
+    (lazy), which go back to Spark as they come, a batch of at most ``SHIPPED_ROWS`` at a
+    time (a shard's matches as one batch could pass what the JVM's Arrow takes at once)."""
+    import typing
+
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
     from cepcli.spark.shards import SHARD
@@ -746,9 +757,19 @@ def _by_shard(
     labels = _labels(len(bounds) + 1)
     index = {label: k for k, label in enumerate(labels)}
 
-    def evaluate_group(table: pa.Table) -> pa.Table:
+    def evaluate_group(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches))  # a shard is evaluated whole
+        if not table.num_rows:
+            return
         shard = index[int(table.column(SHARD)[0].as_py())]
-        return one_shard(shard, table.drop_columns([SHARD]))
+        yield from one_shard(shard, table.drop_columns([SHARD]))
+
+    # the form Spark calls with an iterator of batches and takes one back (its type hints,
+    # as objects: this module's annotations are text)
+    evaluate_group.__annotations__ = {
+        "batches": typing.Iterator[pa.RecordBatch],
+        "return": typing.Iterator[pa.RecordBatch],
+    }
 
     # one partition per shard, so that the executors evaluate the shards side by side (a
     # repartition to an explicit number is not coalesced by adaptive execution, and it
@@ -766,14 +787,21 @@ def _by_shard(
 
 
 PACKED = 512  # matches per row of the result, as they travel to the driver
+SHIPPED_ROWS = 1 << 15  # matches in a batch of a shard's result, at most
 
 
-def packed(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+def _chunks(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    """``rows`` in lists of ``size`` (the last one shorter)."""
+    it = iter(rows)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
+
+
+def packed(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """A shard's result rows with up to ``PACKED`` consecutive matches in one row, their
     lines (jsonl, or ``MatchCodec``'s) joined by newlines (a line has none of its own): the
     driver takes a row at a time (``toLocalIterator``), and a row costs as much as its text
     there; the text writer of ``--output DIR`` writes the same jsonl lines."""
-    out: list[dict[str, Any]] = []
     lines: list[str] = []
     for row in rows:
         if row["kind"] == "match":
@@ -781,13 +809,12 @@ def packed(rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
             if len(lines) < PACKED:
                 continue
         if lines:
-            out.append({"kind": "match", "text": "\n".join(lines)})
+            yield {"kind": "match", "text": "\n".join(lines)}
             lines = []
         if row["kind"] != "match":
-            out.append(row)
+            yield row
     if lines:
-        out.append({"kind": "match", "text": "\n".join(lines)})
-    return out
+        yield {"kind": "match", "text": "\n".join(lines)}
 
 
 def _shards(bounds: tuple[int, ...], window: Window, labels: tuple[int, ...]) -> Any:

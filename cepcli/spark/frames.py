@@ -50,6 +50,7 @@ from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
 from cepcli.sources.options import InputOptions
 from cepcli.spark import (
+    SHIPPED_ROWS,
     SparkError,
     SparkOptions,
     _bounds,
@@ -464,8 +465,9 @@ def _lazy(
     typed_schema = shipped_schema(reading.schema, pattern, show)
     out = pa.schema([pa.field("kind", pa.string()), pa.field("text", pa.string()), *typed_schema])
 
-    def one_shard(shard: int, table: pa.Table) -> pa.Table:
-        return _typed_shard(_limited(evaluate(job, shard, table)), reading, pattern, show, typed_schema, out)
+    def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
+        found = _typed_shard(_limited(evaluate(job, shard, table)), reading, pattern, show, typed_schema, out)
+        return iter(found.to_batches(max_chunksize=SHIPPED_ROWS))
 
     result = _by_shard(data, bounds, pattern, one_shard, out)
     decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}

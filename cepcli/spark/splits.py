@@ -14,9 +14,10 @@ before it. Nothing but a scan of the bytes tells that:
    the previous one stopped, with the rows counted before it as its first row id.
 
 A JSON-lines file is cut the same way (no quotes: a record is a line). A Parquet file is
-split by row groups, whose row counts are in its metadata; a compressed CSV cannot be cut
-and is one split. A directory holds several files, read in the order of their names, with
-the row ids going on from one file to the next.
+split by its rows, from the row groups' counts in its metadata: runs of whole row groups,
+and a large row group cut in pieces; a compressed CSV cannot be cut and is one split. A
+directory holds several files, read in the order of their names, with the row ids going on
+from one file to the next.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ RANGE_BYTES = 64 << 20
 
 @dataclass(frozen=True, slots=True)
 class Split:
-    """Part of one file: bytes (CSV, JSON lines) or row groups (Parquet) ``start:stop``,
+    """Part of one file: bytes (CSV, JSON lines) or rows (Parquet) ``start:stop``,
     whose first data row has the row id ``first_row``; ``rows`` data rows in it."""
 
     path: str
@@ -155,15 +156,29 @@ def chain(scans: list[Scan], data_start: int, size: int, first_row: int) -> tupl
 
 
 def row_groups(path: str, first_row: int, parts: int) -> tuple[list[Split], int]:
-    """A Parquet file's splits: runs of whole row groups, about ``parts`` of them."""
+    """A Parquet file's splits, about ``parts`` of them, as rows ``start:stop`` of the file:
+    runs of whole row groups, and a row group larger than a split's share cut into equal
+    pieces (each of its readers decodes the group, and keeps its own rows), so that a file
+    of one large row group is read by several tasks."""
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(path).metadata
     counts = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    per = max(1, -(-len(counts) // max(parts, 1)))
-    splits, rows = [], first_row
-    for g in range(0, len(counts), per):
-        n = sum(counts[g : g + per])
-        splits.append(Split(path, g, min(g + per, len(counts)), rows, n))
-        rows += n
-    return splits, rows - first_row
+    share = max(1, -(-sum(counts) // max(parts, 1)))
+    pieces: list[tuple[int, int]] = []  # (start, stop): whole groups, or pieces of one
+    at = 0
+    for n in counts:
+        cuts = max(1, -(-n // share)) if n > share else 1
+        edges = [at + n * k // cuts for k in range(cuts + 1)]
+        pieces += [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+        at += n
+    splits: list[Split] = []
+    start = stop = 0
+    for a, b in pieces:  # whole groups joined while they fit a share
+        if stop > start and b - start > share:
+            splits.append(Split(path, start, stop, first_row + start, stop - start))
+            start = a
+        stop = b
+    if stop > start:
+        splits.append(Split(path, start, stop, first_row + start, stop - start))
+    return splits, at
