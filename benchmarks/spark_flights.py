@@ -97,9 +97,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--copies", type=int, default=10)
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "results" / "data")
+    parser.add_argument("--only-bigger", action="store_true", help="the x10 input only")
     args = parser.parse_args()
     bigger = bigger_input(args.work, args.copies)
     inputs = {"flights-3m": DATA, f"flights-3m x{args.copies}": bigger}
+    if args.only_bigger:
+        del inputs["flights-3m"]
     spark_class_archive(QUERIES["SEQ3 ISP,COS,DAY 1 h"], DATA, OPTIONS)  # the cold runs map it
     cells: dict[tuple[str, str, str], list[dict[str, object]]] = {}
     for _ in range(args.repeat):
@@ -114,8 +117,11 @@ def main() -> None:
                         cells.setdefault((data_name, query_name, f"{mode} warm"), []).append(warm)
     print(f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"median of {args.repeat} interleaved runs")  # fmt: skip
-    print("| input | query | mode | wall s | job s | session s | matches | splits | shards |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| input | query | mode | wall s | job s | session s | read s | evaluate s | overlap | matches"
+        " | splits | shards |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (data_name, query_name, mode), runs in cells.items():
         matches = {int(r["matches"]) for r in runs}  # type: ignore[call-overload]
         local = {int(r["matches"]) for r in cells[(data_name, query_name, "local")]}  # type: ignore[call-overload]
@@ -123,7 +129,9 @@ def main() -> None:
         splits = len(runs[0].get("spark_splits", [])) or "-"  # type: ignore[arg-type]
         shards = runs[0].get("partitions", "-")
         wall, job, session = (median_of(runs, what) for what in ("wall", "job", "session"))
+        read, evaluate, overlap = (median_of(runs, what) for what in ("read", "evaluate", "overlap"))
         print(f"| {data_name} | {query_name} | {mode} | {wall:.1f} | {job:.1f} | {session:.1f} "
+              f"| {read:.2f} | {evaluate:.2f} | {overlap:.2f} "
               f"| {matches.pop():,} | {splits} | {shards} |")  # fmt: skip
     print()
     print("| input | query | local[2]/local[1] wall | job | local[1] job / local job (per core) |")
@@ -168,6 +176,10 @@ def median_of(runs: list[dict[str, object]], what: str) -> float:
         session = float(run.get("spark_session_seconds", 0.0))  # type: ignore[arg-type]
         if what == "session":
             return session
+        if what in ("read", "evaluate"):  # the Spark job's steps (cepcli.spark's laps)
+            return float(run.get("spark_steps", {}).get(what, 0.0))  # type: ignore[union-attr]
+        if what == "overlap":  # the shards' busy seconds over their union (1: one at a time)
+            return float(run.get("spark_shard_overlap", 0.0))  # type: ignore[arg-type]
         if what == "job":
             return float(run["seconds"]) - session  # type: ignore[arg-type]
         return float(run["wall_seconds"])  # type: ignore[arg-type]

@@ -1004,9 +1004,15 @@ def _write(matches: Any, spark: SparkOptions, names: list[str]) -> None:
     elif spark.output_format == "csv":
         flat = matches.select(*[F.col(f"`{n}`") for n in names])
         flat.write.mode("errorifexists").option("header", True).csv(spark.output)
-    else:  # the result schema's columns, typed (_typed_shard, _decimals); times as UTC instants
-        matches.sparkSession.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        matches.write.mode("errorifexists").parquet(spark.output)
+    else:  # the result schema's columns, typed (_typed_shard, _decimals)
+        write_result_parquet(matches, spark.output)
+
+
+def write_result_parquet(matches: Any, directory: str) -> None:
+    """Matches in the result schema (Spark's types) written as Parquet to a new directory,
+    the times as UTC instants in microseconds (Spark's own ``INT96`` is no instant type)."""
+    matches.sparkSession.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    matches.write.mode("errorifexists").parquet(directory)
 
 
 def _typed_shard(

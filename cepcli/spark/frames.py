@@ -59,6 +59,7 @@ from cepcli.spark import (
     _spark_schema,
     _typed_shard,
     quantiles,
+    write_result_parquet,
 )
 from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
 from cepcli.spark.session import reason
@@ -560,13 +561,11 @@ def run_frame(
         )
         context = spark_session.sparkContext
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
-        writer = result.write.mode("errorifexists")
         if spark.output_format == "parquet":
-            spark_session.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-            writer.parquet(spark.output)
+            write_result_parquet(result, spark.output)
             stats.matches = spark_session.read.parquet(spark.output).count()
         else:
-            writer.json(spark.output)
+            result.write.mode("errorifexists").json(spark.output)
             stats.matches = spark_session.read.text(spark.output).count()
     except CepError:
         raise
