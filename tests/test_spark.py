@@ -417,7 +417,7 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
 
 
 def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
-    """More matches than a result row packs (``PACKED``, 512): standard output has the local
+    """More matches than a result row packs (``PACKED``, 4): standard output has the local
     lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
     csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
     from cepcli.spark import PACKED

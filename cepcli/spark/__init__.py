@@ -786,7 +786,11 @@ def _by_shard(
     return spread_frame.groupBy(*keys).applyInArrow(evaluate_group, _spark_schema(out))
 
 
-PACKED = 512  # matches per row of the result, as they travel to the driver
+# matches per row of the result, as they travel to the driver or the executors write them
+# (--output DIR): Spark caches the result in batches of 10,000 rows before, which must fit
+# in an executor's memory (512 made batches of 1.7 GB of jsonl, 16 of 55 MB: with the
+# heap's other work, Java's OutOfMemoryError on 9.8M matches under local[2]; 4: 14 MB)
+PACKED = 4
 SHIPPED_ROWS = 1 << 15  # matches in a batch of a shard's result, at most
 
 
