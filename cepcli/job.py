@@ -11,10 +11,10 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from cepcli.engines import DEFAULT_ENGINE, compile_pattern, engine, run_pattern
 from cepcli.errors import InputError, QueryError, UsageError
@@ -38,7 +38,27 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Job.__
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
 
+T = TypeVar("T")
 EVALUATED_AHEAD = 4  # the columnar engine's slices evaluated ahead of their matches' writing, at most
+
+
+def evaluated_ahead(make: Callable[[], Iterator[T]]) -> Iterator[T]:
+    """The columnar engine's ``Found``s (``make()``), evaluated by a thread of their own a
+    few slices ahead of the writing of their matches (numpy and Arrow let the GIL go: two
+    cores work); closed early, the thread is waited for a moment only (Ctrl-C)."""
+    from cepcli.sources.ahead import read_ahead
+
+    return read_ahead(make, EVALUATED_AHEAD, "cepcli-evaluate", wait=0.2)
+
+
+def taken(item: Match | Found, written: int, limit: int | None) -> tuple[Match | Found, int]:
+    """A match, or the columnar engine's ``Found`` of several, cut to what ``--max-matches``
+    (``limit``) leaves after ``written``; and how many matches it holds."""
+    if isinstance(item, Match):  # (the other engines' path: one match at a time)
+        return item, 1
+    if limit is not None and written + len(item) > limit:
+        item = item.head(limit - written)
+    return item, len(item)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,22 +302,19 @@ class Job:
 
     def found(self) -> Iterator[Match | Found]:
         """``matches``, where the columnar engine runs as ``Found`` positions, a slice's
-        matches at a time (a writer makes their text from columns: ``output.found_lines``)."""
+        matches at a time (a writer makes their text from columns: ``lines.found_lines``)."""
         return self._counted(batches=True)
 
     def _counted(self, batches: bool) -> Iterator[Match | Found]:
-        from cepcli.runtime.columnar import Found
-
         stats, pattern, limit = self.stats, self.pattern, self.run.max_matches
         written = 0
         try:
             order = self.order()
             stats.order = tuple(v.name for v in pattern.variables if not v.negated)
-            for item in self._found(order, batches):
-                if isinstance(item, Found) and limit is not None and written + len(item) >= limit:
-                    item = item.head(limit - written)
+            for found in self._found(order, batches):
+                item, count = taken(found, written, limit)
                 yield item
-                written += len(item) if isinstance(item, Found) else 1
+                written += count
                 if limit is not None and written >= limit:
                     stats.extra["stopped_at_max_matches"] = True
                     break
@@ -314,7 +331,6 @@ class Job:
         stats, pattern, evaluation = self.stats, self.pattern, self.evaluation
         if not evaluation.live and not evaluation.every and engine(self.run.engine).columnar(pattern):
             from cepcli.runtime.columnar import evaluate_found
-            from cepcli.sources.ahead import read_ahead
 
             stats.engine = self.run.engine
             if self.run.engine != "columnar":
@@ -325,9 +341,7 @@ class Job:
             def evaluated() -> Iterator[Found]:
                 return evaluate_found(pattern, names, data, self.schema, stats, evaluation)
 
-            # evaluated by a thread of its own, a few slices ahead of the writing of their
-            # matches (numpy and Arrow let the GIL go: two cores work)
-            for found in read_ahead(evaluated, EVALUATED_AHEAD, "cepcli-evaluate", wait=0.2):
+            for found in evaluated_ahead(evaluated):
                 if batches:
                     yield found
                 else:

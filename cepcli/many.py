@@ -21,14 +21,13 @@ from typing import IO, TYPE_CHECKING, cast
 from cepcli.engines import engine, start
 from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import EVALUATED_AHEAD, Compiled, RunOptions, checked_pieces, ended, open_checked
+from cepcli.job import Compiled, RunOptions, checked_pieces, ended, evaluated_ahead, open_checked, taken
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.loop import Runtime
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats, add_part, part_work
-from cepcli.sources.ahead import read_ahead
 from cepcli.sources.options import InputOptions
 
 if TYPE_CHECKING:  # (pyarrow and numpy come with the input, as in ``cepcli.job``)
@@ -137,18 +136,14 @@ class Many:
         return self._counted(batches=True)
 
     def _counted(self, batches: bool) -> Iterator[tuple[str, Match | Found]]:
-        from cepcli.runtime.columnar import Found
-
         limit = self.run.max_matches
         written = 0
         for part in self.parts.values():
             part.matches = 0  # what was handed on (also when stopped early), as it goes
         try:
-            for name, item in self._found(batches):
-                if isinstance(item, Found) and limit is not None and written + len(item) >= limit:
-                    item = item.head(limit - written)
+            for name, found in self._found(batches):
+                item, count = taken(found, written, limit)
                 yield name, item
-                count = len(item) if isinstance(item, Found) else 1
                 self.parts[name].matches += count
                 written += count
                 if limit is not None and written >= limit:
@@ -181,9 +176,7 @@ class Many:
                     for found in evaluate_found(pattern, order, mine, self.schema, part, evaluation):
                         yield name, found
 
-            # the queries evaluated by a thread of their own, a few slices ahead of the
-            # writing of their matches (numpy and Arrow let the GIL go: two cores work)
-            for name, found in read_ahead(evaluated, EVALUATED_AHEAD, "cepcli-evaluate", wait=0.2):
+            for name, found in evaluated_ahead(evaluated):  # (the queries one after another)
                 if batches:
                     yield name, found
                 else:

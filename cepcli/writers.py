@@ -63,7 +63,7 @@ class JsonlWriter:
 
     def write_lines(self, lines: str) -> None:
         """Matches already made into their lines, joined by newlines (``--spark``'s executors
-        make them, and send them to the driver up to 512 at a time): written and flushed at
+        make them, and send them to the driver a few at a time): written and flushed at
         once."""
         self.written += lines.count("\n") + 1  # counted first, as in write
         self.stream.write(lines + "\n")

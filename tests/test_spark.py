@@ -416,23 +416,31 @@ def test_cli_spark_writes_the_same_matches_and_merged_stats(spark: object, tmp_p
     assert {c["shard"] for c in stats["adaptive_changes"]} == {s["shard"] for s in stats["spark_shards"]}
 
 
-def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
-    """More matches than a result row packs (``PACKED``, 4): standard output has the local
-    lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
-    csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
-    from cepcli.spark import PACKED
-
-    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(1200))
+def _many_matches_on_the_driver(tmp_path: Path, n: int) -> tuple[list[str], list[str], list[str]]:
+    """``n`` rows of A and B whose SEQ has many matches: the run's arguments (its query and
+    input), ``--spark``'s, and the local jsonl lines, sorted, which the driver's lines under
+    ``--spark`` equal (asserted here)."""
+    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(n))
     query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 40", "ts,type,x\n" + rows)
     args = ["run", str(query), "-i", str(data), "-q"]
     spark_args = ["--spark", "--master", "local[2]"]
     local = CliRunner().invoke(cli, [*args, "--format", "jsonl"])
     assert local.exit_code == 0, local.output
     expected = sorted(local.stdout.splitlines())
-    assert len(expected) > 8 * PACKED  # more than two packs in each of the 4 shards
     remote = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args])
     assert remote.exit_code == 0, remote.output
     assert sorted(remote.stdout.splitlines()) == expected
+    return args, spark_args, expected
+
+
+def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
+    """More matches than a result row packs (``PACKED``, 4): standard output has the local
+    lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
+    csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
+    from cepcli.spark import PACKED
+
+    args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 1200)
+    assert len(expected) > 8 * PACKED  # more than two packs in each of the 4 shards
     cut = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args, "--max-matches", str(PACKED + 7)])
     assert cut.exit_code == 0, cut.output
     lines = cut.stdout.splitlines()
@@ -457,17 +465,8 @@ def test_a_shards_matches_go_back_to_spark_in_many_batches(
     import cepcli.spark
 
     monkeypatch.setattr(cepcli.spark, "SHIPPED_ROWS", 3)  # (the shards' closures take it along)
-    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(400))
-    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 40", "ts,type,x\n" + rows)
-    args = ["run", str(query), "-i", str(data), "-q"]
-    spark_args = ["--spark", "--master", "local[2]"]
-    local = CliRunner().invoke(cli, [*args, "--format", "jsonl"])
-    assert local.exit_code == 0, local.output
-    expected = sorted(local.stdout.splitlines())
+    args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 400)
     assert len(expected) > 1000
-    remote = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args])
-    assert remote.exit_code == 0, remote.output
-    assert sorted(remote.stdout.splitlines()) == expected
     local_csv = CliRunner().invoke(cli, [*args, "--format", "csv"])
     out = tmp_path / "csv"
     written = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args, "--output", str(out)])

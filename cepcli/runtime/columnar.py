@@ -115,7 +115,7 @@ class Found:
         return Found(self.names, tuple(p[:n] for p in self.positions), self.data)
 
     def pieces(self, size: int) -> Iterator[Found]:
-        """These matches, ``size`` at a time (a text's worth: ``cepcli.output.found_lines``)."""
+        """These matches, ``size`` at a time (a text's worth: ``cepcli.lines.found_lines``)."""
         for at in range(0, len(self), size):
             yield Found(self.names, tuple(p[at : at + size] for p in self.positions), self.data)
 
@@ -146,7 +146,7 @@ def evaluate_found(
     pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Found]:
     """``evaluate_columnar``'s matches as ``Found`` positions, a slice's at a time: for the
-    writers that make a match's text from columns (``cepcli.output.found_lines``)."""
+    writers that make a match's text from columns (``cepcli.lines.found_lines``)."""
     run = _Run(
         pattern, tuple(order), data, schema, stats, Instances(stats, options.max_instances, "columnar")
     )
