@@ -987,6 +987,61 @@ def test_the_shards_make_the_local_events(tmp_path: Path, name: str) -> None:
     assert shipped == local
 
 
+def test_a_shard_fetches_the_columns_its_splits_left_unread(tmp_path: Path) -> None:
+    """Parquet evaluated by the columnar engine: the split readers read only the type, the
+    time and the columns the conditions read (the others travel as nulls), and a shard
+    fetches the others for the events it makes, by row id, from the right file of a
+    directory: every event a shard makes equals the local run's, value for value and of the
+    same Python type (native times, decimals, durations, nested values, dates, booleans)."""
+    import numpy as np
+
+    from cepcli.spark import _projected, _sample
+    from cepcli.spark.reading import Fetch, read_split
+    from cepcli.spark.shards import shard_columns
+    from cepcli.spark.splits import row_groups
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _native_parquet(folder / "a.parquet")
+    second = pq.read_table(folder / "a.parquet")
+    later = pa.array([t.value + 10**12 for t in second.column("at").to_pylist()], pa.timestamp("ns"))
+    second = second.set_column(1, "at", later)  # (the second file's unread values differ too)
+    second = second.set_column(4, "g", pa.array([f"b{i}" for i in range(second.num_rows)]))
+    pq.write_table(second, folder / "b.parquet", row_group_size=4)
+    query = "PATTERN SEQ(A a, B b) WHERE a.p < b.p AND a.f > 0 WITHIN 30 s"
+    inputs = InputOptions(str(folder), time_col="at")
+    compiled = compile_text(query, "<query>", inputs.unit)
+
+    def shown(e: Event) -> tuple[object, ...]:
+        return (e.row, e.ts, e.type, e.mask, [(type(v), repr(v)) for v in e.values])
+
+    files = sorted(str(f) for f in folder.iterdir())
+    local = []
+    for first, path in zip((0, 18), files, strict=True):
+        job = Job(compiled, InputOptions(path, time_col="at"))
+        made = [e for e in job.source.events(job.prefilter, Stats(), job.typed) if e.mask]
+        local += [shown(Event(e.row + first, e.ts, e.type, e.values, e.mask)) for e in made]
+        job.close()
+    reading, _ = _sample([("", compiled)], InputOptions(files[0], time_col="at"), RunOptions(), Stats())
+    splits = []
+    for path in files:
+        found, rows = row_groups(path, sum(s.rows for s in splits), 3)
+        splits += found
+    reading = _projected(reading, [("", compiled)], RunOptions(), splits)
+    assert reading.away == ("w", "g", "n", "b", "d")
+    assert [base for _, base in reading.files] == [0, 18]
+    tables = [read_split(reading, split)[0] for split in splits]
+    assert all(t.column(c).null_count == t.num_rows for t in tables for c in reading.away)
+    table = pa.concat_tables(tables).sort_by([("__cepcli_ts", "ascending"), ("__cepcli_row", "ascending")])
+    fetch = Fetch(reading)
+    data = shard_columns(table, reading, None, fetch)
+    every = np.arange(len(data))
+    made = [shown(e) for e in data.events(every[::-1])][::-1]  # (not in file order)
+    fetch.close()
+    assert len(local) > 10
+    assert sorted(made) == sorted(local)
+
+
 def test_a_match_travels_exactly() -> None:
     """``MatchCodec``: every value an event holds comes back as the same Python value of the
     same type (big integers, floats to the last bit and infinite, a decimal with its

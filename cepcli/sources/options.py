@@ -48,6 +48,9 @@ class InputOptions:
     row_col: str | None = None
     split: tuple[int, int, int] | None = None  # (start, stop, first row id): a part of a file
     max_delay: str | None = None  # rows may come this much later than the latest (``5 min``)
+    # Parquet: read only these columns from the first row group on (a Spark split's), the
+    # others nulls until ``fetch`` reads them (``ParquetReader.project``)
+    only: tuple[str, ...] | None = None
 
     @property
     def unit(self) -> int:

@@ -73,6 +73,8 @@ class ParquetReader:
         self.ahead = False  # project(): the row groups after the one in progress read ahead
         self.away: list[str] = []  # the others, read by fetch
         self.fetched: dict[int, pa.Table] = {}  # fetch's row groups
+        if options.only is not None:
+            self.project(options.only)
 
     def project(self, names: Collection[str]) -> list[str]:
         """From the next row group on, read only the columns ``names``, and read ahead; the

@@ -217,6 +217,7 @@ def _run(
     with cancel_on_ctrl_c(context) as interrupted:
         try:
             splits = _splits(context, files, reading, spark.split_bytes)
+            reading = _projected(reading, queries, options, splits)
             lap("splits")
             data, reports = _read(spark_session, reading, splits, held)
             lap("read")
@@ -359,7 +360,7 @@ def _sample(
             orders = [job.order() if options.order is None else options.order]
         else:
             orders = job._orders()
-        ship, exact = ship_types(job)  # (uses up the job's pieces: after the order)
+        ship, exact, pending = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
     first = queries[0][1].pattern
@@ -378,7 +379,9 @@ def _sample(
         time_format=spec.format,
     )
     texts = tuple(c.text for _, c in queries) if len(queries) > 1 else ()
-    reading = Reading(queries[0][1].text, given, schema, ship, exact, job.source.sample, texts)
+    reading = Reading(
+        queries[0][1].text, given, schema, ship, exact, job.source.sample, texts, pending=pending
+    )
     return reading, orders
 
 
@@ -438,6 +441,25 @@ def _splits(context: Any, files: list[str], reading: Reading, least: int | None)
         out += found
         first += rows
     return out
+
+
+def _projected(
+    reading: Reading, queries: list[tuple[str, Compiled]], options: RunOptions, splits: list[Split]
+) -> Reading:
+    """Parquet in file order, every query evaluated by the columnar engine: the splits read
+    only the columns some condition (or the type and time) reads, as the local run does, and
+    the shards fetch the others for their matches (``reading.Fetch``)."""
+    inputs, schema = reading.inputs, reading.schema
+    if not splits or format_of(splits[0].path, inputs.format) != "parquet":
+        return reading
+    if inputs.sort or inputs.max_delay is not None:  # (the local run reads all then, too)
+        return reading
+    if not all(engine(options.engine).columnar(compiled.pattern) for _, compiled in queries):
+        return reading
+    used = {schema.type_col, schema.time_col}.union(*(c.pattern.columns for _, c in queries))
+    away = tuple(c for c in schema.columns if c not in used)
+    files = {s.path: s.first_row - s.start for s in splits}
+    return replace(reading, away=away, files=tuple(files.items())) if away else reading
 
 
 def _magic(path: str) -> bool:
@@ -599,6 +621,13 @@ def _checked(
     return data.filter(F.col(ROW) < row), (row, str(first_bad[1]), owner)
 
 
+def _reached(reports: list[dict[str, Any]], row: int) -> int | None:
+    """The latest time of the rows before the bad row at ``row`` (the splits up to its own
+    stop reading there): what the local run has seen when its input ends at the row."""
+    times = [int(r["last"][0]) for r in reports if r["first_row"] <= row and r["last"] is not None]
+    return max(times) if times else None
+
+
 def _floors(reports: list[dict[str, Any]]) -> list[tuple[int, object, int] | None]:
     """Each split's time floor: the latest kept row of the splits before it."""
     floors: list[tuple[int, object, int] | None] = []
@@ -662,6 +691,7 @@ def _evaluate(
         spark.lines or spark.output is not None,  # the jsonl lines, written as they are
         typed,
         keep,
+        _reached(reports, cut[0]) if cut else None,
     )
     names = flat_columns(reading.schema, pattern, keep)
     typed_schema = shipped_schema(reading.schema, pattern, spark.show) if typed else pa.schema([])

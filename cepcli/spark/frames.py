@@ -267,7 +267,7 @@ def _sample(
         schema = job.schema
         spec = job.time_reading
         order = job.order()
-        shipped, exact = ship_types(job)  # (uses up the job's pieces: after the order)
+        shipped, exact, _ = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
     # a time column of text read as ISO-8601 is given as a time, so that every part reads it so

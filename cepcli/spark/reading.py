@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import sorted_distinct
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
 from cepcli.job import Compiled, Job, compile_text
@@ -33,6 +34,7 @@ from cepcli.many import Many
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import as_text, json_texts, kind_of_type
 from cepcli.sources.options import InputOptions
+from cepcli.sources.parquet import ParquetReader
 from cepcli.sources.rows import typed_columns
 from cepcli.sources.text import ARROW_TYPES
 from cepcli.sources.typed import time_shown
@@ -53,16 +55,25 @@ class Reading:
     decimals: frozenset[int]  # the columns (by position) of exact decimals, travelling as text
     sample: str  # where the kinds came from (the driver's sample), for messages
     queries: tuple[str, ...] = ()  # several queries read at once (``cepcli.many``: each its bits)
+    # Parquet evaluated by the columnar engine: the columns no condition reads, which the
+    # splits leave unread (nulls) and the shards fetch for the matched rows (``Fetch``), from
+    # these files (each with the row id of its first row), typed as the sample's ``pending``
+    away: tuple[str, ...] = ()
+    files: tuple[tuple[str, int], ...] = ()
+    pending: tuple[tuple[int, Kind], ...] = ()
 
 
-def ship_types(job: Job | Many) -> tuple[tuple[tuple[str, str], ...], frozenset[int]]:
+def ship_types(
+    job: Job | Many,
+) -> tuple[tuple[tuple[str, str], ...], frozenset[int], tuple[tuple[int, Kind], ...]]:
     """The type each column travels in, and the columns of decimals, from the first piece of
     the job's input typed as the local run types it (the driver's sample, already read; the
     job's pieces are used up): text as text (a column the query does not read keeps the text
     the input wrote, as locally; so does a time column of text), integers as int64, floats,
     booleans, times and durations as int64 nanoseconds, decimals as their exact text, nested
     values as their JSON text. With no row in the sample, by the kinds: the columns the query
-    reads as their kind's type, the others as text."""
+    reads as their kind's type, the others as text. Also the columns a typed format leaves
+    as read, typed by their kind when an event is made (``typed_columns``)."""
     schema = job.schema
     piece = None
     with contextlib.suppress(InputError):  # the executors meet it, where it is
@@ -81,14 +92,14 @@ def ship_types(job: Job | Many) -> tuple[tuple[tuple[str, str], ...], frozenset[
         exact = frozenset(
             i for i, k in enumerate(schema.kinds) if k is Kind.DECIMAL and schema.columns[i] in read
         )
-        return tuple(out), exact
+        return tuple(out), exact, ()
     batch = piece[0]
     columns = typed_columns(batch.columns, batch.pending)
     types = tuple((name, _ship_type(c.type)) for name, c in zip(schema.columns, columns, strict=True))
     exact = frozenset(batch.decimals) | {
         i for i, c in enumerate(batch.columns) if pa.types.is_decimal(c.type)
     }
-    return types, exact
+    return types, exact, batch.pending
 
 
 def _ship_type(type_: pa.DataType) -> str:
@@ -135,6 +146,8 @@ def read_split(
         options = replace(
             inputs, path=split.path, header=False, split=(split.start, split.stop, split.first_row)
         )
+    if reading.away:  # (Parquet: and read ahead by a thread)
+        options = replace(options, only=tuple(c for c in reading.schema.columns if c not in reading.away))
     stats = Stats()
     job = reader(reading, options, stats)
     job.source.sample = reading.sample  # the kinds are the driver's, for messages
@@ -231,30 +244,85 @@ def read_table(
 
 def _table(kept: Any, masks: np.ndarray, at: np.ndarray, reading: Reading, target: pa.Schema) -> pa.Table:
     take = pa.array(at, pa.int64())
-    columns = []
     taken = typed_columns([column.take(take) for column in kept.columns], kept.pending)
-    for values, (name, type_name) in zip(taken, reading.ship, strict=True):
-        want = _TYPES[type_name]
-        if want == pa.string():
-            # as an event holds it (``cepcli.sources.rows``): nested values as their JSON
-            nested = kind_of_type(values.type) is Kind.OTHER
-            values = pa.array(json_texts(values), pa.string()) if nested else as_text(values)
-        elif values.type != want:
-            try:
-                values = pc.cast(values, want)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                if pa.types.is_unsigned_integer(values.type):
-                    raise InputError(
-                        f"column {name!r} holds integers beyond int64, which --spark cannot carry: run"
-                        " without --spark"
-                    ) from None
-                raise InputError(  # a JSON field of one type in the sample, and of another here
-                    f"column {name!r} holds {values.type} values here where the sample had {want},"
-                    f" which --spark cannot carry: give --schema {name}:str, or run without --spark"
-                ) from None
-        columns.append(values)
+    columns = [ship_column(v, name, t) for v, (name, t) in zip(taken, reading.ship, strict=True)]
     columns += [pa.array(kept.rows[at]), pa.array(kept.ts[at]), pa.array(masks[at])]
     return pa.Table.from_arrays(columns, schema=target)
+
+
+def ship_column(values: pa.Array, name: str, type_name: str) -> pa.Array:
+    """A typed column (as an event holds its values) in the type it travels in (``ship``)."""
+    want = _TYPES[type_name]
+    if want == pa.string():
+        # as an event holds it (``cepcli.sources.rows``): nested values as their JSON
+        nested = kind_of_type(values.type) is Kind.OTHER
+        return pa.array(json_texts(values), pa.string()) if nested else as_text(values)
+    if values.type == want:
+        return values
+    try:
+        return pc.cast(values, want)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if pa.types.is_unsigned_integer(values.type):
+            raise InputError(
+                f"column {name!r} holds integers beyond int64, which --spark cannot carry: run"
+                " without --spark"
+            ) from None
+        raise InputError(  # a JSON field of one type in the sample, and of another here
+            f"column {name!r} holds {values.type} values here where the sample had {want},"
+            f" which --spark cannot carry: give --schema {name}:str, or run without --spark"
+        ) from None
+
+
+class Fetch:
+    """The columns the splits left unread (``Reading.away``) of some rows, as the splits
+    would have shipped them: read from the Parquet files by their row ids
+    (``ParquetReader.fetch``, a row group at a time, kept while the calls come in file
+    order), typed as the sample's pending columns, then as they travel (``ship_column``)."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.bases = np.array([base for _, base in reading.files], dtype=np.int64)
+        self.readers: dict[int, ParquetReader] = {}
+        schema = reading.schema
+        self.at = [schema.index(name) for name in reading.away]
+
+    def __call__(self, rows: np.ndarray) -> dict[int, pa.Array]:
+        """The unread columns (by their positions in the schema) of the rows ``rows``."""
+        reading = self.reading
+        which = np.searchsorted(self.bases, rows, side="right") - 1
+        pieces: list[list[pa.Array]] = [[] for _ in self.at]
+        order = np.argsort(which, kind="stable")
+        for f in sorted_distinct(which).tolist():
+            for piece, column in zip(pieces, self._reader(f).fetch(rows[which == f]), strict=True):
+                piece.append(column)
+        back = pa.array(np.argsort(order, kind="stable"), pa.int64())  # to the rows' order
+        pending = dict(reading.pending)
+        out = {}
+        for i, piece in zip(self.at, pieces, strict=True):
+            values = pa.concat_arrays(piece).take(back) if len(piece) > 1 else piece[0]
+            if i in pending:
+                values = typed_columns([values], [(0, pending[i])])[0]
+            name, type_name = reading.ship[i]
+            out[i] = ship_column(values, name, type_name)
+        return out
+
+    def _reader(self, f: int) -> ParquetReader:
+        reader = self.readers.get(f)
+        if reader is None:
+            path, base = self.reading.files[f]
+            options = replace(self.reading.inputs, path=path, split=(-1, -1, base))
+            reader = self.readers[f] = ParquetReader(options)
+            away = reader.project(set(self.reading.schema.columns) - set(self.reading.away))
+            if away != list(self.reading.away):
+                raise InputError(
+                    f"its columns are {', '.join(reader.columns)}, not those of the first file",
+                    filename=path,
+                )
+        return reader
+
+    def close(self) -> None:
+        for reader in self.readers.values():
+            reader.close()
 
 
 def _report(
