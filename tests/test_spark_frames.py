@@ -395,7 +395,8 @@ def test_arguments_are_checked_before_any_job(spark: Any) -> None:
 def test_cli_spark_reads_a_table_or_a_uri_through_find(spark: Any, tmp_path: Path) -> None:
     """``cepcli run --spark --table NAME`` and ``-i file:///...`` (any path Spark reads) go
     through ``cepcli.spark.find``: the executors write the result schema to ``--output DIR``,
-    the local run's matches and values (sorted by time); without ``--output`` one line."""
+    the local run's matches and values (sorted by time); without ``--output`` the driver
+    writes them as a local run does (``test_cli_spark_over_a_table_writes_on_the_driver``)."""
     from click.testing import CliRunner
 
     from cepcli.cli import cli
@@ -419,6 +420,61 @@ def test_cli_spark_reads_a_table_or_a_uri_through_find(spark: Any, tmp_path: Pat
         assert _keys(got) == _keys(local), where
         assert _plain_rows(got) == _plain_rows(local), where
         assert json.loads(stats.read_text())["matches"] == local.num_rows
-    refused = CliRunner().invoke(cli, [*base, "--table", "cepcli_events"])
+    refused = CliRunner().invoke(cli, [*base, "--table", "cepcli_events", "--format", "csv", "-o", "x"])
     assert refused.exit_code == 2
-    assert "writes its matches with --output DIR" in refused.stderr
+    assert "writes --format parquet or jsonl" in refused.stderr
+
+
+def test_cli_spark_over_a_table_writes_on_the_driver(spark: Any, tmp_path: Path) -> None:
+    """Without ``--output DIR``, ``--spark`` over a path Spark reads (here a CSV, which
+    Spark reads as text and cepcli types by the local rule: its numbers are numbers) or a
+    table streams the matches to the driver, which writes what the local run (``--sort``)
+    writes: its jsonl lines, its csv and its table (the order of matches aside), the stats'
+    counts, and ``--max-matches`` stops it."""
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    path = tmp_path / "in.csv"
+    rows = _events(200, seed=11)
+    names = list(rows[0])
+    path.write_text(
+        ",".join(names)
+        + "\n"
+        + "".join(",".join("" if r[c] is None else str(r[c]) for c in names) + "\n" for r in rows)
+    )
+    typed = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), typed, row_group_size=50)
+    spark.read.parquet(str(typed)).createOrReplaceTempView("cepcli_driver")
+    for query in FILE_QUERIES:
+        for fmt in ("jsonl", "csv", "table"):
+            for local_input, where in ((path, ["-i", path.as_uri()]), (typed, ["--table", "cepcli_driver"])):
+                args = ["run", "-e", query, "--format", fmt, "-q"]
+                local = CliRunner().invoke(cli, [*args, "-i", str(local_input), "--sort"])
+                assert local.exit_code == 0, local.output
+                stats = tmp_path / "stats.json"
+                on_spark = CliRunner().invoke(cli, [*args, "--spark", *where, "--stats-json", str(stats)])
+                assert on_spark.exit_code == 0, on_spark.output
+                expected, got = local.stdout.splitlines(), on_spark.stdout.splitlines()
+                assert len(expected) > 3, (query, fmt)
+                if fmt == "csv":
+                    assert got[0] == expected[0]
+                if fmt == "table":  # its rows are numbered in the order they came: the frame
+                    assert got[0] == expected[0]  # the count of matches
+                    assert [len(line) for line in got] == [len(line) for line in expected]
+                else:
+                    assert sorted(got) == sorted(expected), (query, fmt, where)
+                said = json.loads(stats.read_text())
+                assert said["events"] == len(rows)
+                assert said["matches"] == _local_matches(local_input, query)
+    cut = CliRunner().invoke(
+        cli, ["run", "-e", FILE_QUERIES[0], "--spark", "--table", "cepcli_driver", "--format", "jsonl",
+              "--max-matches", "2", "-q"],
+    )  # fmt: skip
+    assert cut.exit_code == 0, cut.output
+    assert len(cut.stdout.splitlines()) == 2
+
+
+def _local_matches(path: Path, query: str) -> int:
+    """The local run's count of matches (``--sort``)."""
+    return len(cepcli.find(query, path, sort=True).to_arrow())

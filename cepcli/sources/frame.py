@@ -81,6 +81,9 @@ class FrameReader:
             twice = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"the data names a column twice ({', '.join(twice)})", filename="<data>")
         table = table.rename_columns(names)
+        if options.format == "csv":  # a CSV's text (Spark's CSV reader): kinds by values, as locally
+            texts = {n for n, t in zip(names, table.schema.types, strict=True) if pa.types.is_string(t)}
+            self.text_columns = self.text_columns | texts
         self.row_col = options.row_col
         self.name = "<data>"
         self.columns = tuple(n for n in names if n != self.row_col)

@@ -31,24 +31,28 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
 from cepcli.errors import CepError, InputError, LimitError, UsageError
-from cepcli.events import Kind
-from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
+from cepcli.events import Kind, Schema
+from cepcli.job import Compiled, Job, RunOptions, compile_text, peak_rss_mb, with_query_options
 from cepcli.keywords import as_python
+from cepcli.notes import Notes
 from cepcli.output import kept, variables
+from cepcli.plan.pattern import Pattern
 from cepcli.query.options import ON_BAD_ROW
 from cepcli.query.parser import parse_query
+from cepcli.runtime.matches import Match
 from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
+from cepcli.signals import interruption
 from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
-from cepcli.sources.options import InputOptions
+from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark import (
     SHIPPED_ROWS,
     SparkError,
@@ -62,7 +66,7 @@ from cepcli.spark import (
     write_result_parquet,
 )
 from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
-from cepcli.spark.session import reason
+from cepcli.spark.session import cancel_on_ctrl_c, reason
 from cepcli.spark.ship import ship
 
 if TYPE_CHECKING:
@@ -109,43 +113,51 @@ def find(
     ``on_bad_row="fail"`` raises the local ``InputError`` here. ``partitions`` is the number
     of time shards (default twice Spark's default parallelism). The query's ``WITH`` gives
     ``time_unit``, ``time_format``, ``schema`` and ``null_values`` where they are None."""
+    arguments = Arguments(
+        query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
+        on_bad_row, max_instances, partitions, show, order_col,
+    )  # fmt: skip
     with as_python():  # (the local reader's messages name the flags; said here as find's keywords)
-        return _find(
-            query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
-            on_bad_row, max_instances, partitions, show, order_col,
-        )  # fmt: skip
+        return _find(arguments)
 
 
-def _find(
-    query: str,
-    df: Any,
-    type_col: str,
-    time_col: str,
-    engine: str,
-    time_unit: str | None,
-    time_format: str | None,
-    schema: Mapping[str, str] | None,
-    null_values: Sequence[str] | None,
-    on_bad_row: str,
-    max_instances: int | None,
-    partitions: int | None,
-    show: Sequence[str] | None,
-    order_col: str | None,
-) -> Any:
+@dataclass(frozen=True, slots=True)
+class Arguments:
+    """``find``'s arguments (and the command line's: ``run_frame``)."""
+
+    query: str
+    df: Any
+    type_col: str = "type"
+    time_col: str = "ts"
+    engine: str = DEFAULT_ENGINE
+    time_unit: str | None = None
+    time_format: str | None = None
+    schema: Mapping[str, str] | None = None
+    null_values: Sequence[str] | None = None
+    on_bad_row: str = "fail"
+    max_instances: int | None = None
+    partitions: int | None = None
+    show: Sequence[str] | None = None
+    order_col: str | None = None
+    csv: bool = False  # the DataFrame is a CSV's text (Spark's CSV reader): kinds by values
+
+
+def _find(arguments: Arguments, then: Callable[[Plan], Any] | None = None) -> Any:
+    """``find``, its arguments checked and the evaluation planned; then the lazy result
+    (``then``: what else to do with the plan, the command line's run to the driver)."""
     from pyspark.sql import DataFrame
 
+    df, order_col = arguments.df, arguments.order_col
     if not isinstance(df, DataFrame):
         raise UsageError(
             "cepcli.spark.find reads a PySpark DataFrame: for a path, a pandas DataFrame or an Arrow"
             " table, call cepcli.find"
         )
-    compiled, options = _prepared(
-        query, type_col, time_col, time_unit, time_format, schema, null_values, on_bad_row
-    )
-    engine_named(engine)
-    run = RunOptions(engine, max_instances=_count(max_instances, "max_instances"))
-    shards = _count(partitions, "partitions")
-    shown = _shown(show)
+    compiled, options = _prepared(arguments)
+    engine_named(arguments.engine)
+    run = RunOptions(arguments.engine, max_instances=_count(arguments.max_instances, "max_instances"))
+    shards = _count(arguments.partitions, "partitions")
+    shown = _shown(arguments.show)
     frame = df
     if order_col is not None:
         if order_col not in df.columns:
@@ -166,7 +178,8 @@ def _find(
             raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
         ship(context)
         reports = _first_reading(frame, reading, context)
-        return _lazy(frame, compiled, reading, order, run, shards, shown, reports, context)
+        plan = Plan(frame, compiled, reading, order, run, shards, shown, reports, context)
+        return (then or _typed)(plan)
     except CepError:
         raise
     except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
@@ -178,18 +191,11 @@ def _find(
             context.setLocalProperty("spark.job.description", described)  # type: ignore[arg-type]
 
 
-def _prepared(
-    query: str,
-    type_col: str,
-    time_col: str,
-    time_unit: str | None,
-    time_format: str | None,
-    schema: Mapping[str, str] | None,
-    null_values: Sequence[str] | None,
-    on_bad_row: str,
-) -> tuple[Compiled, InputOptions]:
+def _prepared(arguments: Arguments) -> tuple[Compiled, InputOptions]:
     """The query compiled, and how the DataFrame is read: the arguments, then the query's
     ``WITH`` for those left None; always sorted by time (a DataFrame has no order to check)."""
+    query, schema, null_values = arguments.query, arguments.schema, arguments.null_values
+    time_unit, time_format, on_bad_row = arguments.time_unit, arguments.time_format, arguments.on_bad_row
     if not isinstance(query, str):
         raise UsageError("query= is one query's text (cepcli.spark.find evaluates one query at a time)")
     kinds = given_kinds(schema)
@@ -199,19 +205,20 @@ def _prepared(
         isinstance(null_values, str) or not all(isinstance(v, str) for v in null_values)
     ):
         raise UsageError("null_values= is a list of texts, e.g. null_values=['NA', '-']")
-    arguments = {
+    named = {
         "time_unit": time_unit,
         "time_format": time_format,
         "schema": schema,
         "null_values": null_values,
     }
     given = {"type_col", "time_col", "on_bad_row", *_FILE_OPTIONS} | {
-        k for k, v in arguments.items() if v is not None
+        k for k, v in named.items() if v is not None
     }
     base = InputOptions(
         path=None,
-        type_col=type_col,
-        time_col=time_col,
+        format="csv" if arguments.csv else None,
+        type_col=arguments.type_col,
+        time_col=arguments.time_col,
         time_unit=time_unit,
         time_format=time_format,
         null_values=tuple(null_values) if null_values is not None else None,
@@ -404,28 +411,28 @@ def _scale(values: pa.ChunkedArray, nulls: frozenset[str]) -> int:
 # --- 3. the lazy evaluation ----------------------------------------------------------------
 
 
-def _lazy(
-    frame: Any,
-    compiled: Compiled,
-    reading: Reading,
-    order: tuple[str, ...],
-    run: RunOptions,
-    shards: int | None,
-    show: tuple[str, ...] | None,
-    reports: list[dict[str, Any]],
-    context: Any,
-) -> Any:
-    """The matches as a DataFrame, not computed: each partition read again from its first
-    row id, its relevant rows spread over the time shards, each shard evaluated and typed."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the call planned (the sample and the first reading): enough to evaluate."""
 
-    from cepcli.results import shipped_schema
-    from cepcli.spark.shards import Evaluation, evaluate
+    frame: Any  # the DataFrame, in the order its rows are numbered
+    compiled: Compiled
+    reading: Reading
+    order: tuple[str, ...]
+    run: RunOptions
+    shards: int | None
+    show: tuple[str, ...] | None
+    reports: list[dict[str, Any]]  # the first reading's, one per partition
+    context: Any
 
-    pattern = compiled.pattern
-    first_rows = {int(r["partition"]): int(r["first_row"]) for r in reports}
-    counts = {int(r["partition"]): int(r["rows"]) for r in reports}
+
+def _relevant(plan: Plan) -> Any:
+    """The rows some variable can use (``arrow_schema``), not computed: each partition read
+    again from its first row id."""
+
+    reading = plan.reading
+    first_rows = {int(r["partition"]): int(r["first_row"]) for r in plan.reports}
+    counts = {int(r["partition"]): int(r["rows"]) for r in plan.reports}
     fail = reading.inputs.on_bad_row == "fail"
 
     def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -446,17 +453,30 @@ def _lazy(
                 filename=NAME,
             )
 
-    data = frame.mapInArrow(rows, _spark_schema(arrow_schema(reading)))
+    return plan.frame.mapInArrow(rows, _spark_schema(arrow_schema(reading)))
+
+
+def _typed(plan: Plan) -> Any:
+    """The matches as a DataFrame, not computed: the relevant rows spread over the time
+    shards, each shard evaluated and typed."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from cepcli.results import shipped_schema
+    from cepcli.spark.shards import Evaluation, evaluate
+
+    reading, pattern, show, reports = plan.reading, plan.compiled.pattern, plan.show, plan.reports
+    data = _relevant(plan)
     relevant = sum(int(r["relevant"]) for r in reports)
-    bounds = _bounds(data, SparkOptions(partitions=shards), context, relevant, reports)
+    bounds = _bounds(data, SparkOptions(partitions=plan.shards), plan.context, relevant, reports)
     job = Evaluation(
         reading,
-        run.engine,
-        order,
+        plan.run.engine,
+        plan.order,
         bounds,
         pattern.window,
         None,
-        run.max_instances,
+        plan.run.max_instances,
         MAX_SUBSETS,
         False,
         False,
@@ -479,6 +499,62 @@ def _lazy(
     scales = {f"{v}.{c}": s for v in variables(pattern) for c, s in largest.items()}
     matches = result.filter(F.col("kind") == "match")
     return matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
+
+
+def _to_driver(
+    plan: Plan,
+    options: RunOptions,
+    spark: SparkOptions,
+    stats: Stats,
+    start: Callable[[Schema, Pattern], Callable[[Match | str], None]],
+    notes: Notes,
+) -> None:
+    """The command line's run without ``--output DIR``: the plan evaluated as a file's
+    splits are (``cepcli.spark._evaluate``: the shards' matches streamed to the driver and
+    written by the local writers, their statistics merged), its counters in ``stats``."""
+    from cepcli.spark import _evaluate, _Laps, _on_match
+
+    reports, reading, compiled = plan.reports, plan.reading, plan.compiled
+    stats.events = sum(int(r["rows"]) for r in reports)
+    stats.bad_rows = sum(int(r["bad_rows"]) for r in reports)
+    stats.relevant_events = sum(int(r["relevant"]) for r in reports)
+    bad = [tuple(r["bad"]) for r in reports if r["bad"]]
+    if bad:
+        first = min(bad)
+        stats.first_bad_row = (int(first[0]), str(first[1]))
+    held: list[Any] = []
+    session = plan.frame.sparkSession
+    with cancel_on_ctrl_c(plan.context) as interrupted:
+        try:
+            _evaluate(
+                session,
+                compiled,
+                reading,
+                options,
+                spark,
+                _relevant(plan),
+                None,
+                plan.order,
+                stats,
+                notes,
+                _on_match(start, reading, compiled, interrupted),
+                _Laps(stats),
+                reports,
+                held,
+            )
+        except CepError:
+            raise
+        except Exception:
+            if interrupted.is_set():
+                raise interruption(interrupted.signum) from None  # the jobs were cancelled
+            raise
+        finally:
+            for frame in held:
+                with contextlib.suppress(Exception):  # the JVM may be gone
+                    frame.unpersist()
+        if interrupted.is_set():
+            raise interruption(interrupted.signum)
+    notes.bad_rows(stats.bad_rows, stats.first_bad_row)
 
 
 def _limited(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -509,28 +585,26 @@ def run_frame(
     spark: SparkOptions,
     path: str | None,
     stats: Stats,
+    start: Callable[[Schema, Pattern], Callable[[Match | str], None]],
+    notes: Notes,
 ) -> Stats:
     """``--spark`` over a Spark table (``--table``) or a path Spark reads (``spark_path``):
     the DataFrame Spark's own reader gives (Parquet and JSON lines typed by Spark; CSV as
-    text, typed by cepcli's rule), evaluated by ``find``, its matches written by the
-    executors to ``--output DIR`` in the result schema (Parquet, or Spark's JSON lines of it).
-    Row ids follow the DataFrame's order; rows are evaluated in time order (``--sort``)."""
+    text, typed by cepcli's rule), evaluated as ``find`` plans it. With ``--output DIR`` its
+    matches are written by the executors in the result schema (Parquet, or Spark's JSON
+    lines of it); else they go to the driver's writers (``start``), as a file's do. Row ids
+    follow the DataFrame's order; rows are evaluated in time order (``--sort``)."""
     import time
 
     from cepcli.spark.session import session
 
     where = f"table {spark.table}" if spark.table else path
-    if spark.output is None:
+    if spark.output is not None and spark.output_format not in ("parquet", "jsonl"):
         raise UsageError(
-            f"--spark over {'a table' if spark.table else 'a path Spark reads'} writes its matches with"
-            " --output DIR (--format parquet or jsonl)"
+            "--spark --output DIR over a table or a path Spark reads writes --format parquet or jsonl:"
+            " a match's columns are nested (a struct per variable), which CSV cannot hold"
         )
-    if spark.output_format not in ("parquet", "jsonl"):
-        raise UsageError(
-            "--spark over a table or a path Spark reads writes --format parquet or jsonl: a match's"
-            " columns are nested (a struct per variable), which CSV cannot hold"
-        )
-    if options.max_matches is not None:
+    if spark.output is not None and options.max_matches is not None:
         raise UsageError("--max-matches stops what the driver writes: not with --spark --output DIR")
     started = time.perf_counter()
     spark_session, archive = session(spark.master, spark.verbose)
@@ -543,7 +617,7 @@ def run_frame(
         else:
             assert path is not None
             df = _spark_read(spark_session, path, inputs)
-        result = _find(  # (not ``find``: the command line's messages keep its flags)
+        arguments = Arguments(
             compiled.text,
             df,
             inputs.type_col,
@@ -557,16 +631,22 @@ def run_frame(
             options.max_instances,
             spark.partitions,
             spark.show,
-            None,
+            csv=not spark.table and format_of(path or "", inputs.format) == "csv",
         )
-        context = spark_session.sparkContext
-        context.setJobDescription(f"cepcli: write the matches to {spark.output}")
-        if spark.output_format == "parquet":
-            write_result_parquet(result, spark.output)
-            stats.matches = spark_session.read.parquet(spark.output).count()
+        # (not ``find``: the command line's messages keep its flags)
+        if spark.output is None:
+            _find(arguments, lambda plan: _to_driver(plan, options, spark, stats, start, notes))
         else:
-            result.write.mode("errorifexists").json(spark.output)
-            stats.matches = spark_session.read.text(spark.output).count()
+            result = _find(arguments)
+        if spark.output is not None:
+            context = spark_session.sparkContext
+            context.setJobDescription(f"cepcli: write the matches to {spark.output}")
+            if spark.output_format == "parquet":
+                write_result_parquet(result, spark.output)
+                stats.matches = spark_session.read.parquet(spark.output).count()
+            else:
+                result.write.mode("errorifexists").json(spark.output)
+                stats.matches = spark_session.read.text(spark.output).count()
     except CepError:
         raise
     except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
@@ -574,15 +654,15 @@ def run_frame(
             raise
         raise SparkError(reason(err, "the Spark job failed")) from None
     stats.seconds = time.perf_counter() - started
+    stats.peak_rss_mb = peak_rss_mb()
     stats.extra["spark_master"] = spark_session.sparkContext.master
+    stats.extra["spark_seconds"] = round(stats.seconds, 3)
     return stats
 
 
 def _spark_read(spark_session: Any, path: str, inputs: InputOptions) -> Any:
     """``path`` read by Spark: Parquet and JSON lines as Spark types them, CSV as text (the
     sample then types it by cepcli's rule), with its header unless ``--no-header``."""
-    from cepcli.sources.options import format_of
-
     fmt = format_of(path, inputs.format)
     if fmt == "parquet":
         return spark_session.read.parquet(path)
