@@ -481,6 +481,38 @@ def test_a_shards_matches_go_back_to_spark_in_many_batches(
     assert got == sorted((json.loads(x)["a"]["_row"], json.loads(x)["b"]["_row"]) for x in expected)
 
 
+def test_a_large_result_reaches_the_driver_through_files(
+    spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a local master, a shard with more matches than ``SPOOLED`` (here 0: every one)
+    reaches the driver through text files the executors write (Spark's iterator would hold
+    the shard whole in the driver's JVM), read ``SPOOLED_BYTES`` at a time (here 200, a few
+    lines): the driver's jsonl and csv are the local run's, ``--max-matches`` stops them,
+    the stats say so, and the files are gone at the end."""
+    import tempfile
+
+    import cepcli.spark
+
+    monkeypatch.setattr(cepcli.spark, "SPOOLED", 0)
+    monkeypatch.setattr(cepcli.spark, "SPOOLED_BYTES", 200)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 400)
+    assert len(expected) > 1000
+    stats = tmp_path / "stats.json"
+    rows = CliRunner().invoke(cli, [*args, "--format", "csv", *spark_args, "--stats-json", str(stats)])
+    local_rows = CliRunner().invoke(cli, [*args, "--format", "csv"])
+    assert rows.exit_code == 0, rows.output
+    assert rows.stdout.splitlines()[0] == local_rows.stdout.splitlines()[0]
+    assert sorted(rows.stdout.splitlines()) == sorted(local_rows.stdout.splitlines())
+    assert json.loads(stats.read_text())["spark_spooled"] is True
+    cut = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args, "--max-matches", "7"])
+    assert cut.exit_code == 0, cut.output
+    assert len(cut.stdout.splitlines()) == 7 and set(cut.stdout.splitlines()) <= set(expected)
+    assert [p.name for p in spool.iterdir() if p.name.startswith("cepcli-matches-")] == []
+
+
 def test_cli_skips_bad_rows_with_the_local_warning(spark: object, tmp_path: Path) -> None:
     """``--on-bad-row skip`` under ``--spark``: the local run's matches and its one warning."""
     text = "ts,type,price\n0,A,1\n1,B,2\n2,C,3\n3,C\n4,A,2\n5,B,3\n6,C,abc\n7,C,9\n8,C,1\n"

@@ -748,25 +748,68 @@ def _evaluate(
         stats.matches = sum(int(s["matches"]) for s in shard_stats)
         return
     assert on_match is not None
-    context.setJobDescription("cepcli: stream the matches to the driver")
+    largest = max((int(s["matches"]) for s in shard_stats), default=0)
+    spooled = largest > SPOOLED and str(context.master).startswith("local")
+    if spooled:
+        stats.extra["spark_spooled"] = True
     written = 0
     lines = spark.lines  # the executors' lines are the local writer's
     codec = MatchCodec()  # else each match as the executor had it, for the local writers
-    for row in matches.select("text").toLocalIterator(prefetchPartitions=True):
-        pack = row[0].split("\n")  # up to PACKED matches
-        if options.max_matches is not None:
-            pack = pack[: options.max_matches - written]
-        if lines:
-            on_match("\n".join(pack))  # written as they are, at once
-        else:
-            for line in pack:
-                on_match(codec.decode(line))
-        written += len(pack)
-        if options.max_matches is not None and written >= options.max_matches:
-            stats.extra["stopped_at_max_matches"] = True
-            break
+    with _to_driver(matches.select("text"), context, spooled) as packs:
+        for text in packs:
+            pack = text.split("\n")  # a few matches
+            if options.max_matches is not None:
+                pack = pack[: options.max_matches - written]
+            if lines:
+                on_match("\n".join(pack))  # written as they are, at once
+            else:
+                for line in pack:
+                    on_match(codec.decode(line))
+            written += len(pack)
+            if options.max_matches is not None and written >= options.max_matches:
+                stats.extra["stopped_at_max_matches"] = True
+                break
     lap("write")
     stats.matches = written
+
+
+# matches of one shard past which a local master's driver reads them from files the
+# executors write (``_to_driver``), not from Spark's iterator (which holds a shard whole)
+SPOOLED = 1 << 20
+SPOOLED_BYTES = 1 << 20  # text read at once from those files
+
+
+@contextlib.contextmanager
+def _to_driver(texts: Any, context: Any, spooled: bool) -> Iterator[Iterator[str]]:
+    """The texts of the result's matches (each one or more, joined by newlines), as they
+    reach the driver: from ``toLocalIterator``, which holds a partition of the result (a
+    shard's matches) whole in the driver's JVM, so that 800 MB of them fail with Java's
+    ``OutOfMemoryError`` on its default heap; or, ``spooled`` (a local master, whose
+    executors write where the driver reads), from text files the executors write into a
+    directory of their own, read in order a megabyte at a time, and removed at the end."""
+    import shutil
+    import tempfile
+
+    if not spooled:
+        context.setJobDescription("cepcli: stream the matches to the driver")
+        yield (row[0] for row in texts.toLocalIterator(prefetchPartitions=True))
+        return
+    folder = tempfile.mkdtemp(prefix="cepcli-matches-")
+    try:
+        context.setJobDescription("cepcli: write the matches for the driver")
+        texts.write.mode("overwrite").text(folder)
+        yield _spooled(Path(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _spooled(folder: Path) -> Iterator[str]:
+    """The lines of the text files Spark wrote into ``folder`` (its parts, in order), a
+    megabyte of whole lines at a time, joined by newlines."""
+    for part in sorted(folder.glob("part-*")):
+        with open(part, encoding="utf-8") as f:
+            while chunk := f.readlines(SPOOLED_BYTES):
+                yield "".join(chunk).rstrip("\n")
 
 
 def _by_shard(
