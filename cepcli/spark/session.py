@@ -72,6 +72,9 @@ def session(master: str | None, verbose: bool = False) -> tuple[Any, str]:
         builder = builder.master(master)
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
+    # the rows some variable can use, and the matches, wait in Spark's cache between the
+    # job's steps: compressing them there cost 13% of a warm run (flights-3m x40, BENCHMARKS.md)
+    builder = builder.config("spark.sql.inMemoryColumnarStorage.compressed", "false")
     starts_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ
     try:
         with jvm_stderr_filtered() if starts_jvm else contextlib.nullcontext():
