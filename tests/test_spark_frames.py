@@ -478,3 +478,32 @@ def test_cli_spark_over_a_table_writes_on_the_driver(spark: Any, tmp_path: Path)
 def _local_matches(path: Path, query: str) -> int:
     """The local run's count of matches (``--sort``)."""
     return len(cepcli.find(query, path, sort=True).to_arrow())
+
+
+def test_cli_spark_over_a_path_skips_bad_rows_with_the_local_warning(
+    spark: Any, tmp_path: Path, small_splits: None
+) -> None:
+    """``--on-bad-row skip`` over a CSV Spark reads in several partitions, to the driver:
+    the local run's matches, and its warning, whose first bad row is counted in the whole
+    input (not in its partition)."""
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    rows = _events(200, seed=5)
+    names = list(rows[0])
+    lines = [",".join("" if r[c] is None else str(r[c]) for c in names) for r in rows]
+    assert names[2] == "x"
+    for bad in (150, 170):  # in two of Spark's later partitions
+        lines[bad] = ",".join(["oops" if i == 2 else v for i, v in enumerate(lines[bad].split(","))])
+    path = tmp_path / "in.csv"
+    path.write_text(",".join(names) + "\n" + "\n".join(lines) + "\n")
+    args = ["run", "-e", FILE_QUERIES[0], "--format", "jsonl", "--schema", "x:int", "--on-bad-row", "skip"]
+    local = CliRunner().invoke(cli, [*args, "-i", str(path), "--sort"])
+    on_spark = CliRunner().invoke(cli, [*args, "-i", path.as_uri(), "--spark"])
+    assert local.exit_code == 0 and on_spark.exit_code == 0, on_spark.output
+    assert len(local.stdout.splitlines()) > 3
+    assert sorted(on_spark.stdout.splitlines()) == sorted(local.stdout.splitlines())
+    warning = next(line for line in local.stderr.splitlines() if "skipped" in line)
+    assert "skipped 2 bad rows (first: row 150:" in warning, warning
+    assert warning in on_spark.stderr.splitlines(), on_spark.stderr

@@ -518,10 +518,9 @@ def _to_driver(
     stats.events = sum(int(r["rows"]) for r in reports)
     stats.bad_rows = sum(int(r["bad_rows"]) for r in reports)
     stats.relevant_events = sum(int(r["relevant"]) for r in reports)
-    bad = [tuple(r["bad"]) for r in reports if r["bad"]]
-    if bad:
-        first = min(bad)
-        stats.first_bad_row = (int(first[0]), str(first[1]))
+    bad = [(int(r["first_row"]) + int(r["bad"][0]), str(r["bad"][1])) for r in reports if r["bad"]]
+    if bad:  # (a partition's bad row is counted from its first row)
+        stats.first_bad_row = min(bad)
     held: list[Any] = []
     session = plan.frame.sparkSession
     with cancel_on_ctrl_c(plan.context) as interrupted:
