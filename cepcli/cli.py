@@ -428,7 +428,7 @@ def cli() -> None:
     "--table",
     default=None,
     metavar="NAME",
-    help="With --spark: read this Spark table or view instead of a path (with --output DIR).",
+    help="With --spark: read this Spark table or view instead of a path.",
 )
 @click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
