@@ -56,7 +56,7 @@ from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.reading import MASK, ROW, TS, Reading, arrow_schema, read_split, ship_types
-from cepcli.spark.session import SparkError, cancel_on_ctrl_c, reason, session
+from cepcli.spark.session import Interrupted, SparkError, cancel_on_ctrl_c, reason, session
 from cepcli.spark.ship import ship
 from cepcli.spark.splits import Split
 
@@ -216,63 +216,43 @@ def _run(
     context = spark_session.sparkContext
     ship(context)
     stats.extra["spark_session_seconds"] = lap("session")
-    held: list[Any] = []  # the frames this run cached, dropped when it ends
-    with cancel_on_ctrl_c(context) as interrupted:
-        try:
-            splits = _splits(context, files, reading, spark.split_bytes)
-            reading = _projected(reading, queries, options, splits)
-            lap("splits")
-            data, reports = _read(spark_session, reading, splits, held)
-            lap("read")
-            data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
-            lap("order")
-            offset = 0
-            for (name, compiled), order in zip(queries, orders, strict=True):
-                part, mine, own, out = parts[name], data, reading, spark
-                if many:  # the rows of this query's variables, with its own bits
-                    bits = (1 << len(compiled.pattern.variables)) - 1
-                    mask = F.shiftright(F.col(MASK), offset).bitwiseAND(bits)
-                    mine = data.withColumn(MASK, mask).filter(F.col(MASK) != 0)
-                    offset += len(compiled.pattern.variables)
-                    own = replace(reading, query=compiled.text, queries=())
-                    context.setJobDescription(f"cepcli: count the relevant rows of {name}")
-                    part.relevant_events = mine.count()
-                    if spark.output is not None:
-                        out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
-                _evaluate(
-                    spark_session,
-                    compiled,
-                    own,
-                    options,
-                    out,
-                    mine,
-                    cut,
-                    order,
-                    part,
-                    notes,
-                    None
-                    if spark.output is not None
-                    else _on_match(starts[name], reading, compiled, interrupted),
-                    lap,
-                    reports,
-                    held,
-                )
-        except CepError:
-            raise
-        except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
-            if interrupted.is_set():
-                raise interruption(interrupted.signum) from None  # the jobs were cancelled
-            if os.environ.get("CEPCLI_DEBUG") == "1":
-                raise
-            raise SparkError(reason(err, "the Spark job failed")) from None
-        finally:
-            # a session that lives on (a second run in one process, the tests) would keep them,
-            # and answer the same query on the same path from the cache though the file changed
-            for frame in held:
-                with contextlib.suppress(Exception):  # the JVM may be gone
-                    frame.unpersist()
-        if interrupted.is_set():
-            raise interruption(interrupted.signum)
+    with spark_job(context) as (interrupted, held):
+        splits = _splits(context, files, reading, spark.split_bytes)
+        reading = _projected(reading, queries, options, splits)
+        lap("splits")
+        data, reports = _read(spark_session, reading, splits, held)
+        lap("read")
+        data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
+        lap("order")
+        offset = 0
+        for (name, compiled), order in zip(queries, orders, strict=True):
+            part, mine, own, out = parts[name], data, reading, spark
+            if many:  # the rows of this query's variables, with its own bits
+                bits = (1 << len(compiled.pattern.variables)) - 1
+                mask = F.shiftright(F.col(MASK), offset).bitwiseAND(bits)
+                mine = data.withColumn(MASK, mask).filter(F.col(MASK) != 0)
+                offset += len(compiled.pattern.variables)
+                own = replace(reading, query=compiled.text, queries=())
+                context.setJobDescription(f"cepcli: count the relevant rows of {name}")
+                part.relevant_events = mine.count()
+                if spark.output is not None:
+                    out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
+            _evaluate(
+                spark_session,
+                compiled,
+                own,
+                options,
+                out,
+                mine,
+                cut,
+                order,
+                part,
+                notes,
+                None if spark.output is not None else _on_match(starts[name], reading, compiled, interrupted),
+                lap,
+                reports,
+                held,
+            )
     stats.seconds = time.perf_counter() - started
     stats.peak_rss_mb = peak_rss_mb()
     stats.extra.update(
@@ -288,6 +268,34 @@ def _run(
     if cut is not None:
         raise InputError(cut[1], cut[0], cut[2])
     return parts
+
+
+@contextlib.contextmanager
+def spark_job(context: Any) -> Iterator[tuple[Interrupted, list[Any]]]:
+    """The Spark jobs of one run: Ctrl-C cancels them (``interrupted``, set, and the run
+    ends with the interruption's exit), a Spark, Java or py4j failure becomes one line
+    (``SparkError``; ``CEPCLI_DEBUG=1`` shows it whole), and the frames the run cached
+    (``held``, which its steps append to) are dropped when it ends: a session that lives on
+    (a second run in one process, the tests) would keep them, and answer the same query on
+    the same path from the cache though the file changed."""
+    held: list[Any] = []
+    with cancel_on_ctrl_c(context) as interrupted:
+        try:
+            yield interrupted, held
+        except CepError:
+            raise
+        except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+            if interrupted.is_set():
+                raise interruption(interrupted.signum) from None  # the jobs were cancelled
+            if os.environ.get("CEPCLI_DEBUG") == "1":
+                raise
+            raise SparkError(reason(err, "the Spark job failed")) from None
+        finally:
+            for frame in held:
+                with contextlib.suppress(Exception):  # the JVM may be gone
+                    frame.unpersist()
+        if interrupted.is_set():
+            raise interruption(interrupted.signum)
 
 
 def _on_match(

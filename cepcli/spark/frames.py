@@ -50,7 +50,6 @@ from cepcli.query.parser import parse_query
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
-from cepcli.signals import interruption
 from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark import (
@@ -66,7 +65,7 @@ from cepcli.spark import (
     write_result_parquet,
 )
 from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
-from cepcli.spark.session import cancel_on_ctrl_c, reason
+from cepcli.spark.session import reason
 from cepcli.spark.ship import ship
 
 if TYPE_CHECKING:
@@ -501,7 +500,7 @@ def _typed(plan: Plan) -> Any:
     return matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
 
 
-def _to_driver(
+def _on_the_driver(
     plan: Plan,
     options: RunOptions,
     spark: SparkOptions,
@@ -512,7 +511,7 @@ def _to_driver(
     """The command line's run without ``--output DIR``: the plan evaluated as a file's
     splits are (``cepcli.spark._evaluate``: the shards' matches streamed to the driver and
     written by the local writers, their statistics merged), its counters in ``stats``."""
-    from cepcli.spark import _evaluate, _Laps, _on_match
+    from cepcli.spark import _evaluate, _Laps, _on_match, spark_job
 
     reports, reading, compiled = plan.reports, plan.reading, plan.compiled
     stats.events = sum(int(r["rows"]) for r in reports)
@@ -521,38 +520,23 @@ def _to_driver(
     bad = [(int(r["first_row"]) + int(r["bad"][0]), str(r["bad"][1])) for r in reports if r["bad"]]
     if bad:  # (a partition's bad row is counted from its first row)
         stats.first_bad_row = min(bad)
-    held: list[Any] = []
-    session = plan.frame.sparkSession
-    with cancel_on_ctrl_c(plan.context) as interrupted:
-        try:
-            _evaluate(
-                session,
-                compiled,
-                reading,
-                options,
-                spark,
-                _relevant(plan),
-                None,
-                plan.order,
-                stats,
-                notes,
-                _on_match(start, reading, compiled, interrupted),
-                _Laps(stats),
-                reports,
-                held,
-            )
-        except CepError:
-            raise
-        except Exception:
-            if interrupted.is_set():
-                raise interruption(interrupted.signum) from None  # the jobs were cancelled
-            raise
-        finally:
-            for frame in held:
-                with contextlib.suppress(Exception):  # the JVM may be gone
-                    frame.unpersist()
-        if interrupted.is_set():
-            raise interruption(interrupted.signum)
+    with spark_job(plan.context) as (interrupted, held):
+        _evaluate(
+            plan.frame.sparkSession,
+            compiled,
+            reading,
+            options,
+            spark,
+            _relevant(plan),
+            None,
+            plan.order,
+            stats,
+            notes,
+            _on_match(start, reading, compiled, interrupted),
+            _Laps(stats),
+            reports,
+            held,
+        )
     notes.bad_rows(stats.bad_rows, stats.first_bad_row)
 
 
@@ -634,7 +618,7 @@ def run_frame(
         )
         # (not ``find``: the command line's messages keep its flags)
         if spark.output is None:
-            _find(arguments, lambda plan: _to_driver(plan, options, spark, stats, start, notes))
+            _find(arguments, lambda plan: _on_the_driver(plan, options, spark, stats, start, notes))
         else:
             result = _find(arguments)
         if spark.output is not None:
