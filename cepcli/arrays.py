@@ -1,7 +1,8 @@
 """numpy arrays handed to Arrow as they are: ``pa.array`` on a numpy array first asks
 whether it is a masked array, which imports ``numpy.ma`` (a noticeable part of a short
 run's start-up). Here the buffer is wrapped (no copy for numbers; booleans are packed to
-bits, as Arrow holds them), with the same values and no nulls."""
+bits, as Arrow holds them), with the same values and no nulls. Also ``whole``: a column
+in one piece."""
 
 from __future__ import annotations
 
@@ -35,3 +36,11 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     first[0] = True
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return values[first]
+
+
+def whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one Arrow array: an array as it is, a chunked one's single chunk (not
+    copied), or its chunks joined."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()

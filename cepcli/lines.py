@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow
+from cepcli.arrays import arrow, whole
 from cepcli.events import Kind, Schema
 from cepcli.output import event_text, json_value
 from cepcli.runtime.columnar import Columns, Found
@@ -77,8 +77,7 @@ def _json_column(
     column: pa.Array | pa.ChunkedArray, kind: Kind, nulls: frozenset[str], decimal_text: bool, exact: bool
 ) -> pa.Array:
     """One column's values as JSON text (``json_value``'s, dumped as ``event_text`` does)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = whole(column)
     kinds = column.type
     if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
         if kind is Kind.TIME:

@@ -48,7 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow, sorted_distinct
+from cepcli.arrays import arrow, sorted_distinct, whole
 from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
@@ -412,8 +412,8 @@ class _Run:
         schema = self.schema
         if schema.time_col in (mine, theirs):
             return None
-        left = _array(self.data.columns[schema.index(mine)])
-        right = _array(self.data.columns[schema.index(theirs)])
+        left = whole(self.data.columns[schema.index(mine)])
+        right = whole(self.data.columns[schema.index(theirs)])
         if left.type != right.type or left.type not in _KEY_TYPES or schema.kind(mine) is Kind.DECIMAL:
             self.codes[(mine, theirs)] = None
             return None
@@ -459,7 +459,7 @@ class _Run:
         data, schema = self.data, self.schema
 
         def column(var: str, attr: str) -> pa.Array:
-            return _array(data.columns[schema.index(attr)].take(arrow(positions[var])))
+            return whole(data.columns[schema.index(attr)].take(arrow(positions[var])))
 
         return Frame(size, schema, column, lambda var: data.ts[positions[var]])
 
@@ -576,10 +576,6 @@ def _runs(keys: list[tuple[tuple[str, int], ...]], data: Columns) -> list[Found]
 
 class _TooMany(Exception):
     """A join would make more than ``STEP_TUPLES`` partial matches: halve the slice."""
-
-
-def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def one_array(values: list[object]) -> pa.Array:

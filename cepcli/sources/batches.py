@@ -17,6 +17,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pyarrow as pa
 
+from cepcli.arrays import whole
+
 
 @dataclass(slots=True)
 class RawBatch:
@@ -46,8 +48,7 @@ def plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     ``large_string``), dictionaries decoded but for those of text (a type column, a column
     the query does not read: decoding millions of repeated strings is most of their cost;
     the typing decodes those it reads)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    column = whole(column)
     if pa.types.is_dictionary(column.type):
         if pa.types.is_string(column.type.value_type):
             return column

@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import pyarrow as pa
 
+from cepcli.arrays import whole
 from cepcli.events import Event, Kind
 from cepcli.sources.kinds import python_values, type_native
 from cepcli.sources.typed import decimals
@@ -56,10 +57,7 @@ def typed_columns(
     read, left as read) typed by their kind, as an event holds them."""
     out = list(columns)
     for i, kind in pending:
-        column = out[i]
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        out[i] = type_native(column, kind)[0]  # (a value that does not fit: missing)
+        out[i] = type_native(whole(out[i]), kind)[0]  # (a value that does not fit: missing)
     return out
 
 

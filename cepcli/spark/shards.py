@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from cepcli.arrays import arrow
+from cepcli.arrays import arrow, whole
 from cepcli.clock import Slice
 from cepcli.engines import engine, run_pattern
 from cepcli.errors import LimitError
@@ -148,8 +148,8 @@ def shard_columns(
     ``decimal_text``); the events of the matches made from them by the local row factory,
     with the columns the splits left unread fetched (``fetch``). ``reached``: a bad row cut
     the input (``fail``) after a row at this time."""
-    columns = [_one(table.column(name)) for name, _ in reading.ship]
-    types = _one(table.column(reading.schema.type_col))
+    columns = [whole(table.column(name)) for name, _ in reading.ship]
+    types = whole(table.column(reading.schema.type_col))
     rows = table.column(ROW).to_numpy()
     ts = table.column(TS).to_numpy()
     masks = table.column(MASK).to_numpy()
@@ -174,10 +174,6 @@ def shard_columns(
         )
 
     return Columns(rows, ts, masks, columns, events, reached, values=values, decimal_text=reading.decimals)
-
-
-def _one(column: pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
 def _owned(found: Found, part: Slice) -> Found:
