@@ -181,12 +181,10 @@ class ParquetReader:
         indices; the values taken are decoded."""
         if self.fetch_file is None:
             meta, types = self.file.metadata, self.file.schema_arrow
-            first = meta.row_group(0) if meta.num_row_groups else None
-            paged = {
-                first.column(j).path_in_schema
-                for j in range(first.num_columns if first is not None else 0)
-                if first is not None and first.column(j).has_dictionary_page
-            }
+            chunks = (
+                [meta.row_group(0).column(j) for j in range(meta.num_columns)] if meta.num_row_groups else []
+            )
+            paged = {chunk.path_in_schema for chunk in chunks if chunk.has_dictionary_page}
             self.coded = [
                 c
                 for c in self.away

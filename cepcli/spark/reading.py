@@ -285,6 +285,7 @@ class Fetch:
         self.readers: dict[int, ParquetReader] = {}
         schema = reading.schema
         self.at = [schema.index(name) for name in reading.away]
+        self.pending = dict(reading.pending)
 
     def __call__(self, rows: np.ndarray) -> dict[int, pa.Array]:
         """The unread columns (by their positions in the schema) of the rows ``rows``."""
@@ -296,12 +297,11 @@ class Fetch:
             for piece, column in zip(pieces, self._reader(f).fetch(rows[which == f]), strict=True):
                 piece.append(column)
         back = pa.array(np.argsort(order, kind="stable"), pa.int64())  # to the rows' order
-        pending = dict(reading.pending)
         out = {}
         for i, piece in zip(self.at, pieces, strict=True):
             values = pa.concat_arrays(piece).take(back) if len(piece) > 1 else piece[0]
-            if i in pending:
-                values = typed_columns([values], [(0, pending[i])])[0]
+            if i in self.pending:
+                values = typed_columns([values], [(0, self.pending[i])])[0]
             name, type_name = reading.ship[i]
             out[i] = ship_column(values, name, type_name)
         return out
