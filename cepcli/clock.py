@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Protocol, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 TIME_UNITS = ("s", "ms", "us", "ns")
 UNITS: dict[str, int] = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}  # nanoseconds per unit
@@ -49,6 +49,21 @@ class Instants(Protocol):
 T = TypeVar("T", bound=Instants)
 
 
+_MAX, _MIN = (1 << 63) - 1, -(1 << 63)
+
+
+def _shifted(at: T, by: int) -> T:
+    """``at + by``: exact for an int; for many times at once (int64, which would wrap
+    around), held to int64's least and greatest."""
+    many: Any = at
+    if isinstance(many, int):
+        return at + by
+    if by > _MAX or by < -_MAX:  # (a window longer than int64: all of time)
+        return many * 0 + (_MAX if by > 0 else _MIN)  # type: ignore[no-any-return]
+    held = many.clip(max=_MAX - by) if by >= 0 else many.clip(min=_MIN - by)
+    return held + by  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """A pattern's window ``W`` in nanoseconds. Events are inside it together when the
@@ -64,8 +79,9 @@ class Window:
 
     def reach(self, earliest: T, latest: T) -> tuple[T, T]:
         """The times an event may have to share a window with events spanning
-        ``[earliest, latest]``: ``[latest - W, earliest + W]`` (for many spans at once too)."""
-        return latest - self.ns, earliest + self.ns
+        ``[earliest, latest]``: ``[latest - W, earliest + W]`` (for many spans at once too,
+        held to int64: a reach past its ends is all of that end)."""
+        return _shifted(latest, -self.ns), _shifted(earliest, self.ns)
 
     def horizon(self, now: int) -> int:
         """The earliest time that can still share a window with an event at ``now`` or
@@ -75,7 +91,7 @@ class Window:
     def closes(self, earliest: T) -> T:
         """The latest time that can share a window with an event at ``earliest``: once an
         event past it has been seen, nothing can join or violate a match that began there."""
-        return earliest + self.ns
+        return _shifted(earliest, self.ns)
 
     def around(self, part: Slice) -> tuple[int, int]:
         """The events a slice of time needs to find every match it owns, and to judge its

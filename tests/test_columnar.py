@@ -114,3 +114,26 @@ def test_the_limit_counts_what_one_slice_holds() -> None:
     assert got == oracle(query, text) and len(got) > 100
     assert 0 < stats.peak_instances <= 1_000
     assert stats.instances_created > 4_000
+
+
+def _at_the_edge(text: str, edge: str) -> str:
+    """``text`` with its times (whole numbers) read as nanoseconds and moved as one so that
+    the first is int64's least but one, or the last int64's greatest."""
+    lines = text.splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    ticks = [int(r[1]) for r in rows]
+    shift = -(1 << 63) + 1 - ticks[0] if edge == "least" else (1 << 63) - 1 - ticks[-1]
+    return "\n".join([lines[0], *(",".join([r[0], str(int(r[1]) + shift), *r[2:]]) for r in rows)]) + "\n"
+
+
+@pytest.mark.parametrize("edge", ["least", "greatest"])
+@pytest.mark.parametrize("engine", ["columnar", "adaptive", "tree", "eager"])
+def test_times_at_the_int64_edges_give_the_oracles_matches(edge: str, engine: str) -> None:
+    """The window's reach of a time near int64's ends is held there, not wrapped around
+    (before, the columnar engine's reach of many times at once wrapped around and lost matches)."""
+    for query in QUERIES:
+        text = _at_the_edge(_stream(0), edge)
+        got, _ = run_engine(query, text, engine, time_unit="ns")
+        want = oracle(query, text, time_unit="ns")
+        assert want, query
+        assert got == want, (edge, query)
