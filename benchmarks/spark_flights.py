@@ -11,7 +11,10 @@ shared), and the table gives the median of the repeats:
 * ``job``: ``seconds`` of the stats (after compiling the query), less
   ``spark_session_seconds`` (starting Spark and shipping cepcli) for Spark: the work once
   the session is up;
-* the matches, which must be equal in every mode.
+* the matches, which must be equal in every mode;
+* ``read`` and ``evaluate``: the Spark job's steps; where the shards read their own time
+  (``shards read``: "their time", a time-sorted Parquet input, ``cepcli.spark.ranges``)
+  the reading is inside ``evaluate``.
 
 The archive of Spark's classes (``cepcli.spark.classes``) is built first, so the cold runs
 map it, as every run after a user's first does.
@@ -119,20 +122,24 @@ def main() -> None:
           f"median of {args.repeat} interleaved runs")  # fmt: skip
     print(
         "| input | query | mode | wall s | job s | session s | read s | evaluate s | overlap | matches"
-        " | splits | shards |"
+        " | splits | shards | shards read |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for (data_name, query_name, mode), runs in cells.items():
         matches = {int(r["matches"]) for r in runs}  # type: ignore[call-overload]
         local = {int(r["matches"]) for r in cells[(data_name, query_name, "local")]}  # type: ignore[call-overload]
         assert matches == local, (data_name, query_name, mode, matches, local)
         splits = len(runs[0].get("spark_splits", [])) or "-"  # type: ignore[arg-type]
         shards = runs[0].get("partitions", "-")
+        # by time range (time-sorted Parquet: each shard reads its own row groups, no shuffle),
+        # or the rows the splits read, spread by a shuffle
+        ranged = runs[0].get("spark_by_time_range")
+        how = "-" if not shards or shards == "-" else "their time" if isinstance(ranged, dict) else "shuffled"
         wall, job, session = (median_of(runs, what) for what in ("wall", "job", "session"))
         read, evaluate, overlap = (median_of(runs, what) for what in ("read", "evaluate", "overlap"))
         print(f"| {data_name} | {query_name} | {mode} | {wall:.1f} | {job:.1f} | {session:.1f} "
               f"| {read:.2f} | {evaluate:.2f} | {overlap:.2f} "
-              f"| {matches.pop():,} | {splits} | {shards} |")  # fmt: skip
+              f"| {matches.pop():,} | {splits} | {shards} | {how} |")  # fmt: skip
     print()
     print("| input | query | local[2]/local[1] wall | job | local[1] job / local job (per core) |")
     print("|---|---|---:|---:|---:|")

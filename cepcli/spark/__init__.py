@@ -220,39 +220,50 @@ def _run(
         splits = _splits(context, files, reading, spark.split_bytes)
         reading = _projected(reading, queries, options, splits)
         lap("splits")
-        data, reports = _read(spark_session, reading, splits, held)
-        lap("read")
-        data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
-        lap("order")
-        offset = 0
-        for (name, compiled), order in zip(queries, orders, strict=True):
-            part, mine, own, out = parts[name], data, reading, spark
-            if many:  # the rows of this query's variables, with its own bits
-                bits = (1 << len(compiled.pattern.variables)) - 1
-                mask = F.shiftright(F.col(MASK), offset).bitwiseAND(bits)
-                mine = data.withColumn(MASK, mask).filter(F.col(MASK) != 0)
-                offset += len(compiled.pattern.variables)
-                own = replace(reading, query=compiled.text, queries=())
-                context.setJobDescription(f"cepcli: count the relevant rows of {name}")
-                part.relevant_events = mine.count()
-                if spark.output is not None:
-                    out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
-            _evaluate(
-                spark_session,
-                compiled,
-                own,
-                options,
-                out,
-                mine,
-                cut,
-                order,
-                part,
-                notes,
-                None if spark.output is not None else _on_match(starts[name], reading, compiled, interrupted),
-                lap,
-                reports,
-                held,
-            )
+        sinks = {  # (each made once: it may write a header)
+            name: None
+            if spark.output is not None
+            else _on_match(starts[name], reading, compiled, interrupted)
+            for name, compiled in queries
+        }
+        done = not many and _by_time_range(
+            spark_session, queries[0][1], reading, options, spark, files, orders[0], stats, notes,
+            sinks[queries[0][0]], lap, held,
+        )  # fmt: skip
+        if not done:  # the general way: splits read, checked, spread into shards
+            data, reports = _read(spark_session, reading, splits, held)
+            lap("read")
+            data, cut = _checked(spark_session, reading, splits, data, reports, stats, held)
+            lap("order")
+            offset = 0
+            for (name, compiled), order in zip(queries, orders, strict=True):
+                part, mine, own, out = parts[name], data, reading, spark
+                if many:  # the rows of this query's variables, with its own bits
+                    bits = (1 << len(compiled.pattern.variables)) - 1
+                    mask = F.shiftright(F.col(MASK), offset).bitwiseAND(bits)
+                    mine = data.withColumn(MASK, mask).filter(F.col(MASK) != 0)
+                    offset += len(compiled.pattern.variables)
+                    own = replace(reading, query=compiled.text, queries=())
+                    context.setJobDescription(f"cepcli: count the relevant rows of {name}")
+                    part.relevant_events = mine.count()
+                    if spark.output is not None:
+                        out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
+                _evaluate(
+                    spark_session,
+                    compiled,
+                    own,
+                    options,
+                    out,
+                    mine,
+                    cut,
+                    order,
+                    part,
+                    notes,
+                    sinks[name],
+                    lap,
+                    reports,
+                    held,
+                )
     stats.seconds = time.perf_counter() - started
     stats.peak_rss_mb = peak_rss_mb()
     stats.extra.update(
@@ -265,7 +276,7 @@ def _run(
     if many:
         stats.extra["spark_reads"] = 1  # the input, once for every query
     notes.bad_rows(stats.bad_rows, stats.first_bad_row)
-    if cut is not None:
+    if not done and cut is not None:
         raise InputError(cut[1], cut[0], cut[2])
     return parts
 
@@ -611,13 +622,7 @@ def _checked(
             for a, b in zip(starts, stops, strict=True):
                 inside = inside | ((F.col(ROW) >= a) & (F.col(ROW) < b))
             frame = frame.filter(~inside).unionByName(again)
-    stats.events = sum(r["rows"] for r in reports)
-    stats.bad_rows = sum(r["bad_rows"] for r in reports)
-    stats.relevant_events = sum(r["relevant"] for r in reports)
-    stats.prefilter_evaluations = sum(r["prefilter_evaluations"] for r in reports)
-    stats.extra["spark_splits"] = [
-        {k: r[k] for k in ("path", "start", "rows", "bad_rows", "seconds", "began", "ended")} for r in reports
-    ]
+    _counted(stats, reports)
     bad = [tuple(r["bad"]) for r in reports if r["bad"]]
     first_bad = min(bad) if bad else None
     data = frame.filter(frame[_REPORT].isNull()).drop(_REPORT)
@@ -630,6 +635,17 @@ def _checked(
     stats.events = sum(r["rows"] for r in reports if r["first_row"] < row)  # rows before the cut
     owner = next(s.path for s in splits if s.first_row <= row < s.first_row + max(s.rows, 1))
     return data.filter(F.col(ROW) < row), (row, str(first_bad[1]), owner)
+
+
+def _counted(stats: Stats, reports: list[dict[str, Any]]) -> None:
+    """The input's counters, from the reports of the splits that read it (in order)."""
+    stats.events = sum(r["rows"] for r in reports)
+    stats.bad_rows = sum(r["bad_rows"] for r in reports)
+    stats.relevant_events = sum(r["relevant"] for r in reports)
+    stats.prefilter_evaluations = sum(r["prefilter_evaluations"] for r in reports)
+    stats.extra["spark_splits"] = [
+        {k: r[k] for k in ("path", "start", "rows", "bad_rows", "seconds", "began", "ended")} for r in reports
+    ]
 
 
 def _reached(reports: list[dict[str, Any]], row: int) -> int | None:
@@ -670,14 +686,9 @@ def _evaluate(
     reports: list[dict[str, Any]],
     held: list[Any],
 ) -> None:
-    import pyarrow as pa
-
-    from cepcli.output import flat_columns, kept
-    from cepcli.results import shipped_schema, spark_facts
-    from cepcli.spark.shards import Evaluation, evaluate
-
+    """The relevant rows (``data``) spread over the time shards by a shuffle, each shard
+    evaluated, and the matches written (``_deliver``)."""
     context = spark_session.sparkContext
-    pattern = compiled.pattern
     relevant = stats.relevant_events
     if cut is not None:  # the rows before the first bad row
         context.setJobDescription("cepcli: count the relevant rows before the bad row")
@@ -686,6 +697,44 @@ def _evaluate(
         return
     bounds = _bounds(data, spark, context, relevant, reports)
     lap("bounds")
+    work = _work(
+        compiled, reading, options, spark, order, bounds, cut, _reached(reports, cut[0]) if cut else None
+    )
+    result = _by_shard(data, bounds, compiled.pattern, work.one_shard, work.out)
+    reported = _kept(result, context, held, f"cepcli: evaluate {len(bounds) + 1} time shards", ())
+    _deliver(result, reported, work, context, reading, options, spark, stats, notes, on_match, lap)
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """How a shard turns its rows into rows of ``out``: its matches (``kind`` ``match``,
+    as the output wants them) and statistics (``stats``, and with ``typed`` the facts of
+    its times and decimals)."""
+
+    one_shard: Callable[..., Iterator[pa.RecordBatch]]  # (shard, rows[, when its work began])
+    out: pa.Schema
+    typed_schema: pa.Schema  # the typed result's columns (Parquet to a directory), else none
+    names: list[str]  # the flat columns (csv to a directory)
+    typed: bool  # the typed result (Parquet to a directory)
+
+
+def _work(
+    compiled: Compiled,
+    reading: Reading,
+    options: RunOptions,
+    spark: SparkOptions,
+    order: tuple[str, ...],
+    bounds: tuple[int, ...],
+    cut: tuple[int, str, str] | None,
+    reached: int | None,
+) -> _Work:
+    import pyarrow as pa
+
+    from cepcli.output import flat_columns, kept
+    from cepcli.results import shipped_schema
+    from cepcli.spark.shards import Evaluation, evaluate
+
+    pattern = compiled.pattern
     typed = spark.output is not None and spark.output_format == "parquet"
     flat = spark.output is not None and spark.output_format == "csv"
     keep = kept(reading.schema, spark.show)
@@ -702,7 +751,7 @@ def _evaluate(
         spark.lines or spark.output is not None,  # the jsonl lines, written as they are
         typed,
         keep,
-        _reached(reports, cut[0]) if cut else None,
+        reached,
     )
     names = flat_columns(reading.schema, pattern, keep)
     typed_schema = shipped_schema(reading.schema, pattern, spark.show) if typed else pa.schema([])
@@ -712,8 +761,8 @@ def _evaluate(
         + list(typed_schema)
     )
 
-    def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
-        found = evaluate(job, shard, table)
+    def one_shard(shard: int, table: pa.Table, began: float | None = None) -> Iterator[pa.RecordBatch]:
+        found = evaluate(job, shard, table, began)
         if typed:
             yield from _typed_shard(found, reading, pattern, spark.show, typed_schema, out).to_batches(
                 max_chunksize=SHIPPED_ROWS
@@ -730,28 +779,55 @@ def _evaluate(
                     columns[name] = [str(r["flat"][i]) if "flat" in r else None for r in chunk]
             yield pa.RecordBatch.from_pydict(columns, schema=out)
 
-    result = _by_shard(data, bounds, pattern, one_shard, out)
-    result = result.persist()
+    return _Work(one_shard, out, typed_schema, names, typed)
+
+
+def _kept(
+    result: Any, context: Any, held: list[Any], doing: str, kinds: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """Every shard evaluated, in parallel, its matches kept in Spark's cache for the
+    writers (``result``, persisted, in ``held``): the rows of its statistics and of
+    ``kinds``, as (kind, text)."""
+    result.persist()
     held.append(result)
-    context.setJobDescription(f"cepcli: evaluate {len(bounds) + 1} time shards")
-    # every shard, in parallel (the matches wait in the cache for the writers)
-    reported = result.filter(result.kind.isin("stats", "typed")).select("kind", "text").collect()
-    shard_stats = [json.loads(r[1]) for r in reported if r[0] == "stats"]
+    context.setJobDescription(doing)
+    wanted = result.filter(result.kind.isin("stats", "typed", *kinds)).select("kind", "text")
+    return [(r[0], r[1]) for r in wanted.collect()]
+
+
+def _deliver(
+    result: Any,
+    reported: list[tuple[str, str]],
+    work: _Work,
+    context: Any,
+    reading: Reading,
+    options: RunOptions,
+    spark: SparkOptions,
+    stats: Stats,
+    notes: Notes,
+    on_match: Callable[[Match | str], None] | None,
+    lap: Callable[[str], float],
+) -> None:
+    """The shards' statistics merged, and their matches written: by the executors into
+    ``spark.output``, or streamed to the driver's ``on_match``."""
+    from cepcli.results import spark_facts
+
+    shard_stats = [json.loads(text) for kind, text in reported if kind == "stats"]
     lap("evaluate")
     _merge(stats, shard_stats, notes)
     matches = result.filter(result.kind == "match")
     if spark.output is not None:
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
-        if typed:
-            scales, finer = spark_facts(json.loads(r[1]) for r in reported if r[0] == "typed")
+        if work.typed:
+            scales, finer = spark_facts(json.loads(text) for kind, text in reported if kind == "typed")
             if finer:
                 notes.warn(
                     f"{finer:,} times of matched events had digits finer than a microsecond: Spark's"
                     " timestamps hold microseconds, and the Parquet files have them cut there"
                 )
             decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
-            matches = matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
-        _write(matches, spark, names)
+            matches = matches.select(*[_decimals(f, decimal, scales) for f in work.typed_schema])
+        _write(matches, spark, work.names)
         lap("write")
         stats.matches = sum(int(s["matches"]) for s in shard_stats)
         return
@@ -779,6 +855,71 @@ def _evaluate(
                 break
     lap("write")
     stats.matches = written
+
+
+def _by_time_range(
+    spark_session: Any,
+    compiled: Compiled,
+    reading: Reading,
+    options: RunOptions,
+    spark: SparkOptions,
+    files: list[str],
+    order: tuple[str, ...],
+    stats: Stats,
+    notes: Notes,
+    on_match: Callable[[Match | str], None] | None,
+    lap: Callable[[str], float],
+    held: list[Any],
+) -> bool:
+    """A time-sorted Parquet input (by its metadata, ``cepcli.spark.ranges``): each shard
+    reads the row groups of its own time and its window's, and evaluates them in the same
+    task, so that Spark carries only matches (no read frame cached, no shuffle). False when
+    the input is not such, or a shard found a bad row or times its metadata did not claim:
+    then nothing was written or counted, and the general way runs (it says what the local
+    run says of them)."""
+    import pyarrow as pa
+
+    from cepcli.spark import ranges
+
+    inputs = reading.inputs
+    if format_of(files[0], inputs.format) != "parquet" or inputs.sort or inputs.max_delay is not None:
+        return False
+    if spark.shard_seconds is not None or reading.queries:
+        return False
+    context = spark_session.sparkContext
+    groups = ranges.time_groups(files, reading.schema.time_col)
+    shards = ranges.shards_wanted(context.defaultParallelism, spark.partitions)
+    plan = ranges.plan(groups, shards, compiled.pattern.window) if groups else None
+    if plan is None:
+        return False
+    work = _work(compiled, reading, options, spark, order, plan.bounds, None, None)
+    out = work.out
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for shard in batch.column(0).to_pylist():
+                began = time.time()  # (the shard's work: its reading too)
+                table, reports, unfit = ranges.read_range(reading, plan, shard)
+                said = json.dumps({"shard": shard, "reports": reports, "unfit": unfit})
+                empty = {f.name: pa.nulls(1, f.type) for f in out if f.name not in ("kind", "text")}
+                yield pa.RecordBatch.from_pydict({**empty, "kind": ["read"], "text": [said]}, schema=out)
+                if unfit is None and table.num_rows:
+                    yield from work.one_shard(shard, table, began)
+
+    n = len(plan.parts)
+    result = spark_session.range(0, n, 1, n).mapInArrow(task, _spark_schema(out))
+    lap("plan")
+    reported = _kept(result, context, held, f"cepcli: read and evaluate {n} time ranges", ("read",))
+    reads = [json.loads(text) for kind, text in reported if kind == "read"]
+    unfit = sorted((r["shard"], r["unfit"]) for r in reads if r["unfit"])
+    if unfit:
+        result.unpersist()
+        stats.extra["spark_by_time_range"] = f"no: shard {unfit[0][0]}: {unfit[0][1]}"
+        return False
+    _counted(stats, sorted((x for r in reads for x in r["reports"]), key=lambda x: int(x["first_row"])))
+    stats.extra["spark_by_time_range"] = {"shards": n, "rows": plan.rows, "rows_read_again": plan.extra}
+    _deliver(result, reported, work, context, reading, options, spark, stats, notes, on_match, lap)
+    return True
 
 
 # matches of one shard past which a local master's driver reads them from files the

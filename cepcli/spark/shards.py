@@ -61,14 +61,17 @@ class Evaluation:
     reached: int | None = None  # with ``cut``: the latest time of the rows before the bad row
 
 
-def evaluate(job: Evaluation, shard: int, table: pa.Table) -> Iterator[dict[str, Any]]:
+def evaluate(
+    job: Evaluation, shard: int, table: pa.Table, began: float | None = None
+) -> Iterator[dict[str, Any]]:
     """The matches one shard owns (``kind`` ``match``: its text, the jsonl line ``match_line``
     or with ``lines`` off the ``MatchCodec`` line the driver's writers decode; with ``flat``
     the flat columns instead, with ``typed`` the match), then its statistics (``kind`` ``stats``).
     Where the local run would evaluate the pattern with the columnar engine, so does the
     shard, on the shipped columns themselves (``shard_columns``: no event made but for the
-    matches, and the jsonl lines made from columns, ``cepcli.lines``)."""
-    began = time.time()
+    matches, and the jsonl lines made from columns, ``cepcli.lines``). ``began``: when the
+    shard's work began, if before this call (it read its own rows)."""
+    began = time.time() if began is None else began
     reading = job.reading
     compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
     schema, pattern = reading.schema, compiled.pattern
