@@ -507,3 +507,50 @@ def test_cli_spark_over_a_path_skips_bad_rows_with_the_local_warning(
     warning = next(line for line in local.stderr.splitlines() if "skipped" in line)
     assert "skipped 2 bad rows (first: row 150:" in warning, warning
     assert warning in on_spark.stderr.splitlines(), on_spark.stderr
+
+
+def test_cli_spark_runs_several_queries_over_a_table_once(spark: Any, tmp_path: Path) -> None:
+    """``cepcli run rules/ --spark --table NAME`` (or a path Spark reads): every query's
+    matches, each line with its query's name, as the local run of the folder (``--sort``)
+    writes them, in jsonl, csv and the table; the stats per query; and with ``--output
+    DIR`` each query's result schema in ``DIR/query=NAME/``, its rows the local run's."""
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    rows = _events(200, seed=13)
+    typed = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), typed, row_group_size=50)
+    spark.read.parquet(str(typed)).createOrReplaceTempView("cepcli_rules")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name, query in zip(("negation", "kleene"), FILE_QUERIES, strict=True):
+        (rules / f"{name}.sase").write_text(query + "\n")
+    for fmt in ("jsonl", "csv", "table"):
+        args = ["run", str(rules), "--format", fmt, "-q"]
+        local = CliRunner().invoke(cli, [*args, "-i", str(typed), "--sort"])
+        assert local.exit_code == 0, local.output
+        for where in (["--table", "cepcli_rules"], ["-i", typed.as_uri()]):
+            stats = tmp_path / "stats.json"
+            on_spark = CliRunner().invoke(cli, [*args, "--spark", *where, "--stats-json", str(stats)])
+            assert on_spark.exit_code == 0, on_spark.output
+            expected, got = local.stdout.splitlines(), on_spark.stdout.splitlines()
+            if fmt == "table":  # (its rows are numbered in the order they came)
+                assert sorted(map(len, got)) == sorted(map(len, expected)) and len(got) > 6
+            else:
+                assert sorted(got) == sorted(expected) and len(expected) > 6, (fmt, where)
+            said = json.loads(stats.read_text())
+            assert said["events"] == len(rows) and said["spark_reads"] == 1
+            for name, query in zip(("negation", "kleene"), FILE_QUERIES, strict=True):
+                assert said["queries"][name]["matches"] == _local_matches(typed, query) > 0
+    out = tmp_path / "out"
+    written = CliRunner().invoke(
+        cli,
+        ["run", str(rules), "--spark", "--table", "cepcli_rules", "--format", "parquet", "-o", str(out)],
+    )
+    assert written.exit_code == 0, written.output
+    for name, query in zip(("negation", "kleene"), FILE_QUERIES, strict=True):
+        got = pq.read_table(out / f"query={name}")
+        local_rows = cepcli.find(query, typed, sort=True).to_arrow()
+        assert _keys(got) == _keys(local_rows) and local_rows.num_rows > 0, name
+        assert _plain_rows(got) == _plain_rows(local_rows), name

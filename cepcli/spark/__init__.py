@@ -188,13 +188,9 @@ def _run(
     from cepcli.spark.frames import run_frame, spark_path
 
     if spark.table or spark_path(path):  # Spark's own readers, through cepcli.spark.find
-        if len(queries) > 1:
-            raise UsageError("several queries over a table or a path Spark reads: not with --spark yet")
-        name, compiled = queries[0]
-        run_frame(
-            compiled, inputs, options, spark, path, stats, starts[name], Notes(stats.warnings, on_warning)
+        return run_frame(
+            queries, inputs, options, spark, path, stats, starts, Notes(stats.warnings, on_warning)
         )
-        return {name: stats}
     assert path is not None
     if path == "-":
         raise UsageError("--spark reads its input in the executors: give a path with --input or FROM")

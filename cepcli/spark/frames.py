@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engine_names import DEFAULT_ENGINE
@@ -513,13 +514,7 @@ def _on_the_driver(
     written by the local writers, their statistics merged), its counters in ``stats``."""
     from cepcli.spark import _evaluate, _Laps, _on_match, spark_job
 
-    reports, reading, compiled = plan.reports, plan.reading, plan.compiled
-    stats.events = sum(int(r["rows"]) for r in reports)
-    stats.bad_rows = sum(int(r["bad_rows"]) for r in reports)
-    stats.relevant_events = sum(int(r["relevant"]) for r in reports)
-    bad = [(int(r["first_row"]) + int(r["bad"][0]), str(r["bad"][1])) for r in reports if r["bad"]]
-    if bad:  # (a partition's bad row is counted from its first row)
-        stats.first_bad_row = min(bad)
+    reports, reading, compiled = _counted(plan, stats).reports, plan.reading, plan.compiled
     with spark_job(plan.context) as (interrupted, held):
         _evaluate(
             plan.frame.sparkSession,
@@ -537,7 +532,23 @@ def _on_the_driver(
             reports,
             held,
         )
-    notes.bad_rows(stats.bad_rows, stats.first_bad_row)
+
+
+def _typed_counted(plan: Plan, stats: Stats) -> Any:
+    """``_typed``, the input's counters in ``stats``."""
+    return _typed(_counted(plan, stats))
+
+
+def _counted(plan: Plan, stats: Stats) -> Plan:
+    """The input's counters in ``stats``, from the plan's first reading."""
+    reports = plan.reports
+    stats.events = sum(int(r["rows"]) for r in reports)
+    stats.bad_rows = sum(int(r["bad_rows"]) for r in reports)
+    stats.relevant_events = sum(int(r["relevant"]) for r in reports)
+    bad = [(int(r["first_row"]) + int(r["bad"][0]), str(r["bad"][1])) for r in reports if r["bad"]]
+    if bad:  # (a partition's bad row is counted from its first row)
+        stats.first_bad_row = min(bad)
+    return plan
 
 
 def _limited(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -562,21 +573,26 @@ def spark_path(path: str | None) -> bool:
 
 
 def run_frame(
-    compiled: Compiled,
+    queries: list[tuple[str, Compiled]],
     inputs: InputOptions,
     options: RunOptions,
     spark: SparkOptions,
     path: str | None,
     stats: Stats,
-    start: Callable[[Schema, Pattern], Callable[[Match | str], None]],
+    starts: Mapping[str, Callable[[Schema, Pattern], Callable[[Match | str], None]]],
     notes: Notes,
-) -> Stats:
+) -> dict[str, Stats]:
     """``--spark`` over a Spark table (``--table``) or a path Spark reads (``spark_path``):
     the DataFrame Spark's own reader gives (Parquet and JSON lines typed by Spark; CSV as
     text, typed by cepcli's rule), evaluated as ``find`` plans it. With ``--output DIR`` its
     matches are written by the executors in the result schema (Parquet, or Spark's JSON
-    lines of it); else they go to the driver's writers (``start``), as a file's do. Row ids
-    follow the DataFrame's order; rows are evaluated in time order (``--sort``)."""
+    lines of it); else they go to the driver's writers (``starts[name]``), as a file's do.
+    Row ids follow the DataFrame's order; rows are evaluated in time order (``--sort``).
+
+    Several queries (``cepcli run rules/``): the DataFrame is read by Spark once and kept in
+    its cache, and each query is planned and evaluated over it in turn, with its own
+    counters (the result, by name; ``stats`` holds the input's), its matches to its name's
+    sink or to ``DIR/query=NAME/``."""
     import time
 
     from cepcli.spark.session import session
@@ -594,53 +610,83 @@ def run_frame(
     stats.engine = options.engine
     stats.extra["spark_class_archive"] = archive
     stats.extra["spark_input"] = where
+    many = len(queries) > 1
+    parts = {name: Stats(engine=options.engine) if many else stats for name, _ in queries}
+    held: list[Any] = []
     try:
         if spark.table:
             df = spark_session.table(spark.table)
         else:
             assert path is not None
             df = _spark_read(spark_session, path, inputs)
-        arguments = Arguments(
-            compiled.text,
-            df,
-            inputs.type_col,
-            inputs.time_col,
-            options.engine,
-            inputs.time_unit,
-            inputs.time_format,
-            {name: kind.value for name, kind in inputs.schema} or None,
-            inputs.null_values,
-            inputs.on_bad_row,
-            options.max_instances,
-            spark.partitions,
-            spark.show,
-            csv=not spark.table and format_of(path or "", inputs.format) == "csv",
-        )
-        # (not ``find``: the command line's messages keep its flags)
-        if spark.output is None:
-            _find(arguments, lambda plan: _on_the_driver(plan, options, spark, stats, start, notes))
-        else:
-            result = _find(arguments)
-        if spark.output is not None:
+        if many:  # read once: each query reads Spark's cache of it
+            df = df.persist()
+            held.append(df)
+        for name, compiled in queries:
+            part = parts[name]
+            out = spark
+            if many and spark.output is not None:
+                out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
+            arguments = Arguments(
+                compiled.text,
+                df,
+                inputs.type_col,
+                inputs.time_col,
+                options.engine,
+                inputs.time_unit,
+                inputs.time_format,
+                {name: kind.value for name, kind in inputs.schema} or None,
+                inputs.null_values,
+                inputs.on_bad_row,
+                options.max_instances,
+                spark.partitions,
+                spark.show,
+                csv=not spark.table and format_of(path or "", inputs.format) == "csv",
+            )
+            # (not ``find``: the command line's messages keep its flags)
+            if out.output is None:
+                _find(
+                    arguments,
+                    partial(
+                        _on_the_driver,
+                        options=options,
+                        spark=out,
+                        stats=part,
+                        start=starts[name],
+                        notes=notes,
+                    ),
+                )
+                continue
+            result = _find(arguments, partial(_typed_counted, stats=part))
             context = spark_session.sparkContext
-            context.setJobDescription(f"cepcli: write the matches to {spark.output}")
-            if spark.output_format == "parquet":
-                write_result_parquet(result, spark.output)
-                stats.matches = spark_session.read.parquet(spark.output).count()
+            context.setJobDescription(f"cepcli: write the matches to {out.output}")
+            if out.output_format == "parquet":
+                write_result_parquet(result, out.output)
+                part.matches = spark_session.read.parquet(out.output).count()
             else:
-                result.write.mode("errorifexists").json(spark.output)
-                stats.matches = spark_session.read.text(spark.output).count()
+                result.write.mode("errorifexists").json(out.output)
+                part.matches = spark_session.read.text(out.output).count()
     except CepError:
         raise
     except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
         if os.environ.get("CEPCLI_DEBUG") == "1":
             raise
         raise SparkError(reason(err, "the Spark job failed")) from None
+    finally:
+        for frame in held:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                frame.unpersist()
+    first = parts[queries[0][0]]  # (the input's counters: every query read all of it)
+    for key in ("events", "bad_rows", "first_bad_row"):
+        setattr(stats, key, getattr(first, key))
+    notes.bad_rows(stats.bad_rows, stats.first_bad_row)
     stats.seconds = time.perf_counter() - started
     stats.peak_rss_mb = peak_rss_mb()
     stats.extra["spark_master"] = spark_session.sparkContext.master
     stats.extra["spark_seconds"] = round(stats.seconds, 3)
-    return stats
+    if many:
+        stats.extra["spark_reads"] = 1  # the input, once for every query (then Spark's cache)
+    return parts
 
 
 def _spark_read(spark_session: Any, path: str, inputs: InputOptions) -> Any:
