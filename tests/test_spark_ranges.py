@@ -9,6 +9,7 @@ the general way gives the local run's answer, error and bad rows included."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def _shard_matches(query: str, path: Path, engine: str, shards: int) -> set[Any]
     return set(found)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     example=examples(time_forms=TIME_FORMS, missing=None),
     group_rows=st.integers(1, 4),
@@ -183,6 +184,43 @@ def test_time_groups_read_the_metadata_in_nanoseconds(tmp_path: Path) -> None:
     assert ranges.time_groups([str(tmp_path / "g.parquet")], "t") is None  # a missing time is a bad row
 
 
+def test_a_time_outside_its_groups_claim_is_found(tmp_path: Path) -> None:
+    """The metadata is a claim: a shard checks each relevant row against its own row
+    group's times, not only the run of groups it reads (a middle group claiming less than
+    it holds would hide its rows from the neighbour that needs them)."""
+    from cepcli.spark import _sample
+
+    path = tmp_path / "in.parquet"
+    ts = pa.array([k * 10**9 for k in range(12)], pa.timestamp("ns"))
+    pq.write_table(pa.table({"ts": ts, "type": ["A", "B", "C"] * 4}), path, row_group_size=3)
+    groups = ranges.time_groups([str(path)], "ts")
+    assert groups is not None and len(groups) == 4
+    compiled = compile_text("PATTERN SEQ(A a, B b, C c) WITHIN 2 s", "<query>", "s")
+    inputs = InputOptions(str(path), time_col="ts", type_col="type")
+    reading, _ = _sample([("", compiled)], inputs, RunOptions(), Stats())
+    plan = ranges.plan(groups, 2, 2 * 10**9)
+    assert plan is not None
+    assert ranges.read_range(reading, plan, 0)[2] is None
+    part = plan.parts[0][0]
+    assert part.owned and len(part.groups) == 2  # (two groups, one split)
+    lying = ((part.groups[0][0], 0, 10**9), part.groups[1])  # the first claims 0-1 s, holds 0-2 s
+    told = replace(plan, parts=((replace(part, groups=lying), *plan.parts[0][1:]), *plan.parts[1:]))
+    assert ranges.read_range(reading, told, 0)[2] == "times outside the row groups' statistics"
+
+
+def test_time_groups_find_the_time_after_a_nested_column(tmp_path: Path) -> None:
+    table = pa.table(
+        {
+            "tags": pa.array([[1, 2], [3]], pa.list_(pa.int64())),
+            "where": pa.array([{"x": 1, "y": 2}, {"x": 3, "y": 4}]),
+            "t": pa.array([5, 6], pa.timestamp("s")),
+        }
+    )
+    pq.write_table(table, tmp_path / "n.parquet")
+    groups = ranges.time_groups([str(tmp_path / "n.parquet")], "t")
+    assert groups is not None and (groups[0].low, groups[0].high) == (5 * 10**9, 6 * 10**9)
+
+
 # --- through Spark ---------------------------------------------------------------------
 
 QUERIES = [
@@ -259,7 +297,7 @@ def test_spark_by_time_range_is_the_local_run_for_every_engine(
 ) -> None:
     data = tmp_path / "in.parquet"
     _stream(data, 240, 24)
-    for query in QUERIES:
+    for query in QUERIES if engine == "adaptive" else QUERIES[1:3]:  # (a negation, a Kleene)
         stats = _compared(tmp_path, data, query, engine=engine)
         assert stats["matches"] > 0, query
         assert stats["spark_by_time_range"]["shards"] == 3, query

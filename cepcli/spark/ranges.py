@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from cepcli.clock import Slice, Window
-from cepcli.spark.reading import TS, Reading, arrow_schema, read_split
+from cepcli.spark.reading import ROW, TS, Reading, arrow_schema, read_split
 from cepcli.spark.splits import Split
 
 FAR = 1 << 64  # (as ``cepcli.spark.shards``: the first and last shard reach the ends of time)
@@ -53,13 +53,21 @@ class Group:
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """Rows a shard reads: its own groups (``owned``: counted, and checked against their
-    times ``low..high``), or a neighbour's (kept only within the shard's reach)."""
+    """Rows a shard reads: its own groups (``owned``: counted), or a neighbour's (kept only
+    within the shard's reach); every group's first row id and times (``groups``), against
+    which the rows are checked."""
 
     split: Split
-    low: int
-    high: int
+    groups: tuple[tuple[int, int, int], ...]  # (first row id, low, high) of each group
     owned: bool
+
+    @property
+    def low(self) -> int:
+        return self.groups[0][1]
+
+    @property
+    def high(self) -> int:
+        return self.groups[-1][2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +107,10 @@ def time_groups(files: Sequence[str], time_col: str) -> list[Group] | None:
         type_ = arrow.field(time_col).type
         if not (pa.types.is_timestamp(type_) or pa.types.is_date32(type_)):
             return None
-        at = arrow.names.index(time_col)
-        if meta.num_columns != len(arrow) or meta.schema.column(at).max_definition_level > 1:
-            return None  # a nested column shifts the leaves: not the column found by name
+        leaves = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        if leaves.count(time_col) != 1:
+            return None
+        at = leaves.index(time_col)  # (a nested column before it has several leaves)
         start = 0
         for g in range(meta.num_row_groups):
             group = meta.row_group(g)
@@ -163,18 +172,12 @@ def _joined(reads: list[tuple[Group, bool]]) -> list[Part]:
     parts: list[Part] = []
     for g, owned in reads:
         last = parts[-1] if parts else None
-        if (
-            last is not None
-            and last.owned == owned
-            and last.split.path == g.path
-            and last.split.stop == g.start
-        ):
+        times = ((g.first_row, g.low, g.high),)
+        if last and last.owned == owned and last.split.path == g.path and last.split.stop == g.start:
             split = Split(g.path, last.split.start, g.stop, last.split.first_row, g.stop - last.split.start)
-            parts[-1] = Part(split, last.low, g.high, owned)
+            parts[-1] = Part(split, last.groups + times, owned)
         else:
-            parts.append(
-                Part(Split(g.path, g.start, g.stop, g.first_row, g.stop - g.start), g.low, g.high, owned)
-            )
+            parts.append(Part(Split(g.path, g.start, g.stop, g.first_row, g.stop - g.start), times, owned))
     return parts
 
 
@@ -192,9 +195,11 @@ def read_range(
         table, report = read_split(reading, part.split)
         if report["error"] or report["bad_rows"] or report["bad"]:
             return arrow_schema(reading).empty_table(), [], f"a bad row in rows {part.split.first_row:,}.."
-        if report["least"] is not None and (
-            report["least"] < part.low or report["last"] is None or int(report["last"][0]) > part.high
+        if (report["least"] is not None and report["least"] < part.low) or (
+            report["last"] is not None and int(report["last"][0]) > part.high
         ):
+            return arrow_schema(reading).empty_table(), [], "times outside the row groups' statistics"
+        if not _claimed(table, part):
             return arrow_schema(reading).empty_table(), [], "times outside the row groups' statistics"
         if part.owned:
             reports.append(report)
@@ -204,6 +209,17 @@ def read_range(
             table = table.take(pa.array(inside))
         tables.append(table)
     return (pa.concat_tables(tables) if tables else arrow_schema(reading).empty_table()), reports, None
+
+
+def _claimed(table: pa.Table, part: Part) -> bool:
+    """Does every relevant row lie within the times its own row group claims? (What a
+    neighbour reads is chosen by those claims; the reader checks the order of all rows.)"""
+    if not table.num_rows:
+        return True
+    firsts, lows, highs = (np.array(column, dtype=np.int64) for column in zip(*part.groups, strict=True))
+    at = np.searchsorted(firsts, table.column(ROW).to_numpy(), "right") - 1
+    ts = table.column(TS).to_numpy()
+    return bool(((ts >= lows[at]) & (ts <= highs[at])).all())
 
 
 def shards_wanted(parallelism: int, partitions: int | None) -> int:
