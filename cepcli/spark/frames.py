@@ -635,7 +635,7 @@ def run_frame(
                 options.engine,
                 inputs.time_unit,
                 inputs.time_format,
-                {name: kind.value for name, kind in inputs.schema} or None,
+                {column: kind.value for column, kind in inputs.schema} or None,
                 inputs.null_values,
                 inputs.on_bad_row,
                 options.max_instances,

@@ -195,11 +195,9 @@ def read_range(
         table, report = read_split(reading, part.split)
         if report["error"] or report["bad_rows"] or report["bad"]:
             return arrow_schema(reading).empty_table(), [], f"a bad row in rows {part.split.first_row:,}.."
-        if (report["least"] is not None and report["least"] < part.low) or (
-            report["last"] is not None and int(report["last"][0]) > part.high
-        ):
-            return arrow_schema(reading).empty_table(), [], "times outside the row groups' statistics"
-        if not _claimed(table, part):
+        early = report["least"] is not None and report["least"] < part.low
+        late = report["last"] is not None and int(report["last"][0]) > part.high
+        if early or late or not _claimed(table, part):
             return arrow_schema(reading).empty_table(), [], "times outside the row groups' statistics"
         if part.owned:
             reports.append(report)
