@@ -98,7 +98,7 @@ def _shard_matches(query: str, path: Path, engine: str, shards: int) -> set[Any]
     return set(found)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     example=examples(time_forms=TIME_FORMS, missing=None),
     group_rows=st.integers(1, 4),
@@ -297,7 +297,8 @@ def test_spark_by_time_range_is_the_local_run_for_every_engine(
 ) -> None:
     data = tmp_path / "in.parquet"
     _stream(data, 240, 24)
-    for query in QUERIES if engine == "adaptive" else QUERIES[1:3]:  # (a negation, a Kleene)
+    # the default engine on all four; the others on a negation or a Kleene query, in turn
+    for query in QUERIES if engine == "adaptive" else [QUERIES[1 + ENGINE_NAMES.index(engine) % 2]]:
         stats = _compared(tmp_path, data, query, engine=engine)
         assert stats["matches"] > 0, query
         assert stats["spark_by_time_range"]["shards"] == 3, query
