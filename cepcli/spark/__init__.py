@@ -287,22 +287,31 @@ def spark_job(context: Any) -> Iterator[tuple[Interrupted, list[Any]]]:
     the same path from the cache though the file changed."""
     held: list[Any] = []
     with cancel_on_ctrl_c(context) as interrupted:
-        try:
+        with spark_failures(held, interrupted):
             yield interrupted, held
-        except CepError:
-            raise
-        except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
-            if interrupted.is_set():
-                raise interruption(interrupted.signum) from None  # the jobs were cancelled
-            if os.environ.get("CEPCLI_DEBUG") == "1":
-                raise
-            raise SparkError(reason(err, "the Spark job failed")) from None
-        finally:
-            for frame in held:
-                with contextlib.suppress(Exception):  # the JVM may be gone
-                    frame.unpersist()
         if interrupted.is_set():
             raise interruption(interrupted.signum)
+
+
+@contextlib.contextmanager
+def spark_failures(held: list[Any], interrupted: Interrupted | None = None) -> Iterator[None]:
+    """A Spark, Java or py4j failure as one line (``SparkError``; ``CEPCLI_DEBUG=1`` shows
+    it whole; cepcli's own errors pass as they are; after Ctrl-C, ``interrupted``, the
+    interruption), and the frames in ``held`` unpersisted at the end."""
+    try:
+        yield
+    except CepError:
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+        if interrupted is not None and interrupted.is_set():
+            raise interruption(interrupted.signum) from None  # the jobs were cancelled
+        if os.environ.get("CEPCLI_DEBUG") == "1":
+            raise
+        raise SparkError(reason(err, "the Spark job failed")) from None
+    finally:
+        for frame in held:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                frame.unpersist()
 
 
 def _on_match(

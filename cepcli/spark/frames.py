@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
-from cepcli.errors import CepError, InputError, LimitError, UsageError
+from cepcli.errors import InputError, LimitError, UsageError
 from cepcli.events import Kind, Schema
 from cepcli.job import Compiled, Job, RunOptions, compile_text, peak_rss_mb, with_query_options
 from cepcli.keywords import as_python
@@ -55,7 +55,6 @@ from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark import (
     SHIPPED_ROWS,
-    SparkError,
     SparkOptions,
     _bounds,
     _by_shard,
@@ -63,10 +62,10 @@ from cepcli.spark import (
     _spark_schema,
     _typed_shard,
     quantiles,
+    spark_failures,
     write_result_parquet,
 )
 from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
-from cepcli.spark.session import reason
 from cepcli.spark.ship import ship
 
 if TYPE_CHECKING:
@@ -171,21 +170,16 @@ def _find(arguments: Arguments, then: Callable[[Plan], Any] | None = None) -> An
     context = session.sparkContext
     described = context.getLocalProperty("spark.job.description")
     try:
-        reading, order = _sample(compiled, options, run, frame, context)
-        unknown = [c for c in shown or () if c not in reading.schema.columns]
-        if unknown:
-            columns = ", ".join(reading.schema.columns)
-            raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
-        ship(context)
-        reports = _first_reading(frame, reading, context)
-        plan = Plan(frame, compiled, reading, order, run, shards, shown, reports, context)
-        return (then or _typed)(plan)
-    except CepError:
-        raise
-    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
-        if os.environ.get("CEPCLI_DEBUG") == "1":
-            raise
-        raise SparkError(reason(err, "the Spark job failed")) from None
+        with spark_failures([]):
+            reading, order = _sample(compiled, options, run, frame, context)
+            unknown = [c for c in shown or () if c not in reading.schema.columns]
+            if unknown:
+                columns = ", ".join(reading.schema.columns)
+                raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
+            ship(context)
+            reports = _first_reading(frame, reading, context)
+            plan = Plan(frame, compiled, reading, order, run, shards, shown, reports, context)
+            return (then or _typed)(plan)
     finally:
         with contextlib.suppress(Exception):  # the JVM may be gone
             context.setLocalProperty("spark.job.description", described)  # type: ignore[arg-type]
@@ -613,7 +607,7 @@ def run_frame(
     many = len(queries) > 1
     parts = {name: Stats(engine=options.engine) if many else stats for name, _ in queries}
     held: list[Any] = []
-    try:
+    with spark_failures(held):  # (a run to the driver is also a spark_job: Ctrl-C cancels its jobs)
         if spark.table:
             df = spark_session.table(spark.table)
         else:
@@ -666,16 +660,6 @@ def run_frame(
             else:
                 result.write.mode("errorifexists").json(out.output)
                 part.matches = spark_session.read.text(out.output).count()
-    except CepError:
-        raise
-    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
-        if os.environ.get("CEPCLI_DEBUG") == "1":
-            raise
-        raise SparkError(reason(err, "the Spark job failed")) from None
-    finally:
-        for frame in held:
-            with contextlib.suppress(Exception):  # the JVM may be gone
-                frame.unpersist()
     first = parts[queries[0][0]]  # (the input's counters: every query read all of it)
     for key in ("events", "bad_rows", "first_bad_row"):
         setattr(stats, key, getattr(first, key))
