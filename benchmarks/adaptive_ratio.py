@@ -52,7 +52,7 @@ def automata(
     """Median seconds of each engine over the events in memory, interleaved (and in
     ``ran``, the stats' ``adaptive_*`` entries of adaptive's last run)."""
     from cepcli.bench import read_events, run_once, variable_counts
-    from cepcli.job import compile_text
+    from cepcli.prepare import compile_text
     from cepcli.sources.options import InputOptions
 
     inputs = InputOptions(str(F3M), type_col="origin", time_col="date")

@@ -156,11 +156,12 @@ def _pyarrow_read(path: Path) -> int:
 
 def _cepcli_input(path: Path) -> int:
     """cepcli's input alone: read, type, prefilter, events (no engine)."""
-    from cepcli.job import Job, compile_text
+    from cepcli.prepare import compile_text
+    from cepcli.run import Run
     from cepcli.sources.options import InputOptions
 
     options = InputOptions(str(path), type_col="origin", time_col="date")
-    job = Job(compile_text(SELECTIVE, "<q>", options.unit), options)
+    job = Run({"q": compile_text(SELECTIVE, "<q>", options.unit)}, options)
     try:
         return sum(1 for _ in job.source.events(job.prefilter, job.stats, job.typed) if _.mask)
     finally:

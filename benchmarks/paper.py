@@ -424,7 +424,7 @@ def worker(spec: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _alarm)
     from cepcli.bench import read_events, run_once, variable_counts, with_window
-    from cepcli.job import compile_file
+    from cepcli.prepare import compile_file
     from cepcli.sources.options import InputOptions
 
     def emit(record: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ through the same ``job.Job``.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -21,12 +22,11 @@ from typing import TYPE_CHECKING, Any
 from cepcli.engines import DEFAULT_ENGINE
 from cepcli.errors import UsageError
 from cepcli.events import Schema
-from cepcli.job import Compiled, Job, RunOptions, compile_text, with_query_options
 from cepcli.keywords import as_python, for_python
-from cepcli.many import Many, agreed
 from cepcli.output import kept, match_object
 from cepcli.plan.pattern import Pattern
-from cepcli.query.parser import parse_query
+from cepcli.prepare import QUERY_KEY, QueryText, RunOptions, prepare
+from cepcli.run import Run
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import given_kinds
@@ -40,98 +40,77 @@ if TYPE_CHECKING:
 
 
 class Matches:
-    """The matches of one query over one input, found as they are iterated (once).
+    """The matches of one query, or of several (a list or a dict of them), over one input,
+    found as they are iterated (once).
 
     Iterating yields each match as a dict (a key per positive variable; its value the
-    event as a dict of its columns plus ``_row``, a list of them for a Kleene variable);
-    ``raw()`` yields ``Match`` objects; ``to_arrow()`` collects them in an Arrow table of the
-    result schema (``cepcli.results``: a struct column per variable, typed as the input's
-    kinds); ``to_pandas()`` is that table flattened, one row per match with columns
-    ``v._row`` and ``v.<column>`` in real dtypes. ``show`` keeps those columns of each event
-    (and ``_row``) in every form. ``stats`` holds the counters (complete once the iteration
-    ends); ``schema`` and ``pattern`` are known at once."""
+    event as a dict of its columns plus ``_row``, a list of them for a Kleene variable;
+    with several queries, first ``"query"``: its query's name); ``raw()`` yields ``Match``
+    objects (with several queries, ``(name, Match)`` pairs); ``to_arrow()`` collects them
+    in an Arrow table of the result schema (``cepcli.results``: a struct column per
+    variable, typed as the input's kinds; with several queries a ``query`` column first);
+    ``to_pandas()`` is that table flattened, one row per match with columns ``v._row`` and
+    ``v.<column>`` in real dtypes. ``show`` keeps those columns of each event (and ``_row``)
+    in every form. ``stats`` holds the counters (complete once the iteration ends; each
+    query's in ``stats.extra["queries"]`` when there are several); ``schema`` and
+    ``pattern`` are known at once."""
 
-    def __init__(self, job: Job, show: tuple[str, ...] | None = None) -> None:
-        self.job = job
-        self.stats: Stats = job.stats
-        self.schema: Schema = job.schema
-        self.pattern: Pattern = job.pattern
+    def __init__(self, run: Run, show: tuple[str, ...] | None = None) -> None:
+        self.run = run
+        self.stats: Stats = run.stats
+        self.schema: Schema = run.schema
+        self.pattern: Pattern = run.pattern
+        self.patterns: dict[str, Pattern] = run.by_name
+        self.named = run.named
         self.show = show
         self._keep = kept(self.schema, show)
         self._started = False
 
-    def raw(self) -> Iterator[Match]:
+    def __repr__(self) -> str:
+        queries = ", ".join(self.run.names) if self.named else self.run.compiled.path
+        state = (
+            f"{self.stats.matches:,} matches"
+            if self._started and self.stats.seconds
+            else ("being iterated" if self._started else "not run yet")
+        )
+        return f"<cepcli.Matches of {queries} over {self.run.source.name}: {state}>"
+
+    def _named(self) -> Iterator[tuple[str, Match]]:
         if self._started:
             raise RuntimeError("the matches can be iterated once: call find() again")
         self._started = True
-        return self._translated()
-
-    def _translated(self) -> Iterator[Match]:
         with as_python():
-            yield from self.job.matches()
+            yield from self.run.matches()
+
+    def raw(self) -> Iterator[Any]:
+        """The engine's ``Match`` objects (with several queries, ``(name, Match)``)."""
+        if self.named:
+            return self._named()
+        return (match for _, match in self._named())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for match in self.raw():
-            yield match_object(match, self.schema, self.pattern, self._keep)
+        for name, match in self._named():
+            found = match_object(match, self.schema, self.patterns[name], self._keep)
+            yield {QUERY_KEY: name, **found} if self.named else found
 
     def to_arrow(self) -> pa.Table:
         from cepcli.results import Results
 
-        results = Results(self.schema, {None: self.pattern}, self.show)
-        for match in self.raw():
-            results.add(match)
-        return results.table()
-
-    def to_pandas(self) -> pd.DataFrame:
-        from cepcli.results import flat_pandas
-
-        return flat_pandas(self.to_arrow())
-
-
-class ManyMatches:
-    """The matches of several queries over one reading of the input (``find`` given a list
-    or a dict of queries): each match as a dict whose ``"query"`` is its query's name (its key
-    in the dict; ``q1``, ``q2``, ... in a list), then its variables as ``Matches`` gives
-    them; ``raw()`` yields ``(name, Match)``; ``to_arrow()`` and ``to_pandas()`` a ``query``
-    column, then each variable's columns (a variable name two queries share, shared).
-    ``stats`` holds the run's counters, each query's in ``stats.extra["queries"]``."""
-
-    def __init__(self, many: Many, show: tuple[str, ...] | None = None) -> None:
-        self.many = many
-        self.stats: Stats = many.stats
-        self.schema: Schema = many.schema
-        self.patterns: dict[str, Pattern] = dict(zip(many.names, many.patterns, strict=True))
-        self.show = show
-        self._keep = kept(self.schema, show)
-        self._started = False
-
-    def raw(self) -> Iterator[tuple[str, Match]]:
-        if self._started:
-            raise RuntimeError("the matches can be iterated once: call find() again")
-        self._started = True
-        return self._translated()
-
-    def _translated(self) -> Iterator[tuple[str, Match]]:
-        with as_python():
-            yield from self.many.matches()
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for name, match in self.raw():
-            yield {"query": name, **match_object(match, self.schema, self.patterns[name], self._keep)}
-
-    def to_arrow(self) -> pa.Table:
-        from cepcli.results import Results
-
-        patterns: dict[str | None, Pattern] = {k: v for k, v in self.patterns.items()}
+        patterns: dict[str | None, Pattern] = (
+            {k: v for k, v in self.patterns.items()} if self.named else {None: self.pattern}
+        )
         results = Results(self.schema, patterns, self.show)
-        for name, match in self.raw():
-            results.add(match, name)
+        for name, match in self._named():
+            results.add(match, name if self.named else None)
         return results.table()
 
     def to_pandas(self) -> pd.DataFrame:
         from cepcli.results import flat_pandas
 
         return flat_pandas(self.to_arrow())
+
+
+ManyMatches = Matches  # (the name of several queries' result before they were one type)
 
 
 def find(
@@ -158,8 +137,10 @@ def find(
     max_row_bytes: int | None = None,
     stats: Stats | None = None,
     show: tuple[str, ...] | list[str] | None = None,
-) -> Matches | ManyMatches:
-    """Evaluate ``query`` (SASE+ text) over ``data``: a path, a DataFrame or an Arrow
+    **unknown: object,
+) -> Matches:
+    """Evaluate ``query`` (SASE+ text; or a list, or a dict of name to text, of several
+    queries over one reading of the input) over ``data``: a path, a DataFrame or an Arrow
     table. The options are those of ``cepcli run`` (``schema`` maps column names to
     ``int``, ``float``, ``decimal``, ``bool``, ``time`` or ``str``); an input option left out (None) is
     the query's ``FROM ... WITH (...)`` one if it has it, else ``cepcli run``'s default
@@ -168,6 +149,11 @@ def find(
     ``cepcli.errors.CepError``s, whose messages name these keyword arguments); the matches
     are found as the result is iterated. ``show`` keeps those columns of each event (with
     its ``_row``) in every form of the result."""
+    if unknown:
+        name = next(iter(unknown))
+        close = difflib.get_close_matches(name, _KEYWORDS, n=1)
+        hint = f"; did you mean {close[0]}=?" if close else f"; it takes {', '.join(_KEYWORDS)}"
+        raise UsageError(f"find() has no keyword argument {name!r}{hint}")
     arguments: dict[str, object] = {
         "format": input_format,
         "type_col": type_col,
@@ -184,11 +170,16 @@ def find(
         "null_values": null_values,
         "schema": schema,
     }
+    lists = {"order": order, "null_values": null_values, "columns": columns, "show": show}
+    for keyword, value in lists.items():
+        if value is not None and (isinstance(value, str) or not all(isinstance(c, str) for c in value)):
+            raise UsageError(f"{keyword}= is a list of names, e.g. {keyword}=['x', 'y']")
+    for keyword, number in (("max_matches", max_matches), ("max_instances", max_instances)):
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
+            raise UsageError(f"{keyword}= is a whole number, 1 or more (None: no limit)")
     with as_python():
         found = _find(query, data, engine, order, max_matches, max_instances, stats, arguments)
         if show is not None:
-            if isinstance(show, str) or not all(isinstance(c, str) for c in show):
-                raise UsageError("show= is a list of column names, e.g. show=['price']")
             found.show, found._keep = tuple(show), kept(found.schema, tuple(show))
         return found
 
@@ -202,13 +193,15 @@ def _find(
     max_instances: int | None,
     stats: Stats | None,
     arguments: dict[str, object],
-) -> Matches | ManyMatches:
+) -> Matches:
     path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
+    if data is None:
+        raise UsageError("data= is a path, a pandas DataFrame or an Arrow table (None given)")
     kinds = given_kinds(arguments["schema"])
     given = {k for k, v in arguments.items() if v is not None}  # the rest: the query's, else the defaults
     values = {k: arguments[k] for k in given}
     columns, null_values = arguments["columns"], arguments["null_values"]
-    assert columns is None or isinstance(columns, tuple | list)
+    assert columns is None or isinstance(columns, tuple | list)  # (checked by find)
     assert null_values is None or isinstance(null_values, tuple | list)
     values.update(
         columns=tuple(columns) if columns else None,
@@ -218,20 +211,44 @@ def _find(
     run = RunOptions(engine, tuple(order) if order else None, max_matches, max_instances=max_instances)
     base = InputOptions(path=path, **values)  # type: ignore[arg-type]
     if isinstance(query, str):
-        compiled, options = _compiled(query, "<query>", base, given)
-        return Matches(Job(compiled, options, run, data=None if path is not None else data, stats=stats))
-    named = (
-        list(query.items()) if isinstance(query, Mapping) else [(f"q{i}", q) for i, q in enumerate(query, 1)]
-    )
-    if not named or not all(isinstance(text, str) for _, text in named):
+        texts = [QueryText("<query>", query, "<query>")]
+    elif isinstance(query, Mapping | list | tuple) and query:
+        named = (
+            list(query.items())
+            if isinstance(query, Mapping)
+            else [(f"q{i}", q) for i, q in enumerate(query, 1)]
+        )
+        if not all(isinstance(text, str) for _, text in named):
+            raise UsageError("query= is a query's text, or a list or a dict (name -> text) of them")
+        texts = [QueryText(str(name), text, f"<{name}>") for name, text in named]
+    else:
         raise UsageError("query= is a query's text, or a list or a dict (name -> text) of them")
-    prepared = [_compiled(text, f"<{name}>", base, given) for name, text in named]
-    options = agreed([name for name, _ in named], [o for _, o in prepared])
-    queries = [(str(name), c) for (name, _), (c, _) in zip(named, prepared, strict=True)]
-    return ManyMatches(Many(queries, options, run, data=None if path is not None else data, stats=stats))
+    prepared = prepare(texts, base, given, has_data=path is None, named=not isinstance(query, str))
+    source = None if path is not None else data
+    return Matches(
+        Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
+    )
 
 
-def _compiled(text: str, name: str, base: InputOptions, given: set[str]) -> tuple[Compiled, InputOptions]:
-    parsed = parse_query(text)
-    options = with_query_options(base, parsed, text, name, given)
-    return compile_text(text, name, options.unit, parsed), options
+_KEYWORDS = (
+    "engine",
+    "order",
+    "type_col",
+    "time_col",
+    "time_unit",
+    "time_format",
+    "input_format",
+    "schema",
+    "null_values",
+    "header",
+    "columns",
+    "sort",
+    "max_delay",
+    "on_bad_row",
+    "max_matches",
+    "max_instances",
+    "chunk_rows",
+    "max_row_bytes",
+    "stats",
+    "show",
+)

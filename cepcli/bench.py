@@ -19,12 +19,13 @@ from dataclasses import dataclass, field, replace
 from cepcli.engines import ENGINES, engine, run_pattern
 from cepcli.errors import QueryError, UsageError
 from cepcli.events import Event, Schema
-from cepcli.job import Compiled, Job
 from cepcli.notes import Notes
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
+from cepcli.prepare import Compiled
 from cepcli.query import ast as a
 from cepcli.query.parser import parse_query
+from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 
@@ -109,11 +110,11 @@ def read_events(compiled: Compiled, options: InputOptions) -> tuple[list[Event],
     """The input's relevant events in memory, to replay to the engines; its schema; the
     reading's stats (rows, bad rows, warnings)."""
     stats = Stats()
-    job = Job(compiled, options, stats=stats)
+    run = Run({compiled.path: compiled}, options, stats=stats)
     try:
-        return list(job.source.events(job.prefilter, stats, job.typed)), job.schema, stats
+        return list(run.source.events(run.prefilter, stats, run.typed)), run.schema, stats
     finally:
-        job.close()
+        run.close()
 
 
 def _window_text(duration: a.Duration) -> str:

@@ -33,33 +33,24 @@ from cepcli.runtime.stats import Stats
 TABLE_ROWS = 20
 
 
-class TableWriter:
-    """A rich table of the first matches and the total, printed at the end. Each event
-    shows its row, its time and ``show[variable]``: the columns to show beside them."""
+class _Table:
+    """One query's table: its first matches and its total."""
 
     def __init__(
-        self,
-        console: Console,
-        schema: Schema,
-        pattern: Pattern,
-        show: Mapping[str, Sequence[str]] | None = None,
-        rows: int = TABLE_ROWS,
+        self, console: Console, schema: Schema, pattern: Pattern, show: Mapping[str, Sequence[str]], rows: int
     ) -> None:
         self.console, self.schema, self.names = console, schema, variables(pattern)
-        self.show = {name: [schema.index(c) for c in (show or {}).get(name, ())] for name in self.names}
+        self.show = {name: [schema.index(c) for c in show.get(name, ())] for name in self.names}
         self.rows = rows
         self.first: list[Match] = []
         self.total = 0
-        self.written = 0
 
-    def write(self, match: Match) -> int:
+    def add(self, match: Match) -> None:
         self.total += 1
-        self.written = self.total
         if len(self.first) < self.rows:
             self.first.append(match)
-        return 0  # (printed when the run ends)
 
-    def close(self) -> None:
+    def print(self) -> None:
         table = Table(title=None, show_lines=False, header_style="bold")
         table.add_column("#", justify="right", style="dim")
         for name in self.names:
@@ -82,6 +73,38 @@ class TableWriter:
             )
             lines.append(f"row {e.row}  {_time_text(e, self.schema)}" + (f"  {shown}" if shown else ""))
         return "\n".join(lines)
+
+
+class TableWriter:
+    """A rich table of each query's first matches and its total, printed at the end (in a
+    named run, each under its query's name, in the queries' order). Each event shows its
+    row, its time and ``show[query][variable]``: the columns to show beside them."""
+
+    def __init__(
+        self,
+        console: Console,
+        schema: Schema,
+        patterns: Mapping[str, Pattern],
+        show: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        named: bool = False,
+        rows: int = TABLE_ROWS,
+    ) -> None:
+        self.console, self.named = console, named
+        self.tables = {
+            q: _Table(console, schema, p, (show or {}).get(q, {}), rows) for q, p in patterns.items()
+        }
+        self.written = 0
+
+    def write(self, named: tuple[str, Match]) -> int:
+        self.written += 1
+        self.tables[named[0]].add(named[1])
+        return 0  # (printed when the run ends)
+
+    def close(self) -> None:
+        for query, table in self.tables.items():
+            if self.named:
+                self.console.print(f"[bold]{query}[/]")
+            table.print()
 
 
 def _time_text(event: Event, schema: Schema) -> str:
@@ -230,29 +253,3 @@ def bench_table(result: BenchResult) -> Table:
                 "yes" if c.agrees else "[bold red]DIFFERENT[/]",
             )
     return table
-
-
-class ManyTableWriter:
-    """Several queries' matches (``cepcli.many``): a table of each query's, under its name,
-    printed at the end in the queries' order."""
-
-    def __init__(
-        self,
-        console: Console,
-        schema: Schema,
-        patterns: Mapping[str, Pattern],
-        show: Mapping[str, Mapping[str, Sequence[str]]],
-    ) -> None:
-        self.console = console
-        self.tables = {q: TableWriter(console, schema, p, show[q]) for q, p in patterns.items()}
-        self.written = 0
-
-    def write(self, named: tuple[str, Match]) -> int:
-        query, match = named
-        self.written += 1
-        return self.tables[query].write(match)
-
-    def close(self) -> None:
-        for query, table in self.tables.items():
-            self.console.print(f"[bold]{query}[/]")
-            table.close()

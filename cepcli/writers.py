@@ -13,8 +13,9 @@ from typing import IO, TYPE_CHECKING, Protocol
 
 from cepcli.errors import UsageError
 from cepcli.events import Schema
-from cepcli.output import ManyFlat, flat_columns, flat_row, kept, match_line, variables
+from cepcli.output import ManyFlat, kept, match_line, variables
 from cepcli.plan.pattern import Pattern
+from cepcli.prepare import QUERY_KEY
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
 
@@ -25,41 +26,57 @@ if TYPE_CHECKING:
     from cepcli.runtime.columnar import Found
 
 
+Named = tuple[str, Match]  # a match with the name of the query that found it
+
+
 class MatchWriter(Protocol):
     written: int  # matches written so far
 
-    def write(self, match: Match) -> int:
-        """Write one match (not flushed); the bytes it took."""
+    def write(self, named: Named) -> int:
+        """Write one match of the named query (not flushed); the bytes it took."""
         ...
 
     def close(self) -> None: ...
 
 
 class JsonlWriter:
-    """One JSON object per line and match."""
+    """One JSON object per line and match; in a named run (several queries) each starts
+    with the ``"query"`` key, its query's name."""
 
     takes_found = True  # ``found_text``
 
     def __init__(
-        self, stream: IO[str], schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
+        self,
+        stream: IO[str],
+        schema: Schema,
+        patterns: Mapping[str, Pattern],
+        keep: Sequence[int] | None = None,
+        named: bool = False,
     ) -> None:
-        self.stream, self.schema, self.names, self.keep = stream, schema, variables(pattern), keep
+        self.stream, self.schema, self.keep = stream, schema, keep
+        self.names = {query: variables(p) for query, p in patterns.items()}
+        self.prefix = {
+            query: '{"' + QUERY_KEY + '":' + json.dumps(query) + "," if named else "{" for query in patterns
+        }
         self.written = 0
 
-    def write(self, match: Match) -> int:
+    def write(self, named: Named) -> int:
+        query, match = named
         self.written += 1  # counted first: an interrupted write still leaves the whole line buffered
-        line = match_line(match, self.schema, self.names, self.keep) + "\n"
+        line = self.prefix[query] + match_line(match, self.schema, self.names[query], self.keep)[1:] + "\n"
         self.stream.write(line)
         return encoded_size(line, self.stream)
 
-    def found_text(self, found: Found) -> tuple[pa.Buffer, np.ndarray]:
-        """The lines of the columnar engine's matches (``Found``), made from columns
-        (``found_lines``: ASCII, as bytes), and where each ends (bytes from the first), for
-        the caller to write (``write_ascii``, after noting the ends: ``LastMatch.wrote_lines``)."""
+    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
+        """The lines of the columnar engine's matches (``Found``) of the named query, made
+        from columns (``found_lines``: ASCII, as bytes), and where each ends (bytes from the
+        first), for the caller to write (``write_ascii``, after noting the ends:
+        ``LastMatch.wrote_lines``)."""
         from cepcli.lines import found_lines
 
+        query, found = named
         self.written += len(found)  # counted first, as in write
-        return found_lines(found, self.schema, self.names, self.keep)
+        return found_lines(found, self.schema, self.names[query], self.keep, self.prefix[query])
 
     def write_lines(self, lines: str) -> None:
         """Matches already made into their lines, joined by newlines (``--spark``'s executors
@@ -74,21 +91,29 @@ class JsonlWriter:
 
 
 class CsvWriter:
-    """One line per match: for each variable ``v``, ``v._row`` and ``v.<column>``.
-    A Kleene variable's values are joined with ``;`` in row order; a variable that
-    the match's OR branch does not bind is left empty."""
+    """One line per match: for each variable ``v``, ``v._row`` and ``v.<column>`` (in a
+    named run, a ``query`` column first, and every query's variables: ``ManyFlat``). A
+    Kleene variable's values are joined with ``;`` in row order; a variable that the
+    match's OR branch (or query) does not bind is left empty."""
 
     def __init__(
-        self, stream: IO[str], schema: Schema, pattern: Pattern, keep: Sequence[int] | None = None
+        self,
+        stream: IO[str],
+        schema: Schema,
+        patterns: Mapping[str, Pattern],
+        keep: Sequence[int] | None = None,
+        named: bool = False,
     ) -> None:
-        self.stream, self.schema, self.pattern, self.keep = stream, schema, pattern, keep
+        self.stream = stream
+        self.flat = ManyFlat(schema, dict(patterns), keep)
+        self.first = 0 if named else 1  # (unnamed: without the query column)
         self.written = 0
         self.lines = _CsvLines()
-        self.stream.write(self.lines.line(flat_columns(schema, pattern, keep)))
+        self.stream.write(self.lines.line(self.flat.columns[self.first :]))
 
-    def write(self, match: Match) -> int:
+    def write(self, named: Named) -> int:
         self.written += 1
-        row = self.lines.line(flat_row(match, self.schema, self.pattern, self.keep))
+        row = self.lines.line(self.flat.row(*named)[self.first :])
         self.stream.write(row)
         return encoded_size(row, self.stream)
 
@@ -143,16 +168,22 @@ def encoded_size(text: str, stream: IO[str]) -> int:
 
 
 def writer_for(
-    fmt: str, stream: IO[str], schema: Schema, pattern: Pattern, show: Sequence[str] | None = None
+    fmt: str,
+    stream: IO[str],
+    schema: Schema,
+    patterns: Mapping[str, Pattern],
+    show: Sequence[str] | None = None,
+    named: bool = False,
 ) -> MatchWriter:
-    """The writer of ``--format jsonl``, ``csv`` or ``parquet``, each event with the columns
-    ``show`` names (``--show``; all by default) and its row."""
+    """The writer of ``--format jsonl``, ``csv`` or ``parquet`` for the queries'
+    ``patterns`` (by name), each event with the columns ``show`` names (``--show``; all by
+    default) and its row; ``named``: each match says its query's name."""
     if fmt == "jsonl":
-        return JsonlWriter(stream, schema, pattern, kept(schema, show))
+        return JsonlWriter(stream, schema, patterns, kept(schema, show), named)
     if fmt == "csv":
-        return CsvWriter(stream, schema, pattern, kept(schema, show))
+        return CsvWriter(stream, schema, patterns, kept(schema, show), named)
     if fmt == "parquet":
-        return ParquetWriter(stream, schema, {None: pattern}, show)
+        return ParquetWriter(stream, schema, patterns, show, named)
     raise UsageError(f"no match writer for --format {fmt}")
 
 
@@ -165,24 +196,26 @@ class ParquetWriter:
         self,
         stream: IO[str],
         schema: Schema,
-        patterns: Mapping[str | None, Pattern],
+        patterns: Mapping[str, Pattern],
         show: Sequence[str] | None = None,
+        named: bool = False,
     ) -> None:
         from cepcli.results import Results
 
         if stream.isatty():
             raise UsageError("--format parquet does not go to a terminal: give --output FILE")
         self.stream = stream
-        self.results = Results(schema, patterns, show)
+        self.named = named
+        keyed: dict[str | None, Pattern] = {None: next(iter(patterns.values()))}
+        if named:
+            keyed = {name: pattern for name, pattern in patterns.items()}
+        self.results = Results(schema, keyed, show)
         self.written = 0
         self.closed = False
 
-    def write(self, match: Match | tuple[str, Match]) -> int:
+    def write(self, named: Named) -> int:
         self.written += 1
-        if isinstance(match, tuple):
-            self.results.add(match[1], match[0])
-        else:
-            self.results.add(match)
+        self.results.add(named[1], named[0] if self.named else None)
         return 0
 
     def close(self) -> None:
@@ -194,54 +227,3 @@ class ParquetWriter:
         self.stream.flush()
         pq.write_table(self.results.table(), self.stream.buffer)  # type: ignore[attr-defined]
         self.stream.buffer.flush()  # type: ignore[attr-defined]
-
-
-class ManyWriter:
-    """The matches of several queries (``cepcli.many``) in one jsonl or csv output, each
-    saying which query found it: jsonl's ``"query"`` key first; csv's ``ManyFlat`` rows."""
-
-    def __init__(
-        self,
-        fmt: str,
-        stream: IO[str],
-        schema: Schema,
-        patterns: dict[str, Pattern],
-        show: Sequence[str] | None = None,
-    ) -> None:
-        self.fmt, self.stream, self.schema = fmt, stream, schema
-        self.written = 0
-        self.keep = kept(schema, show)
-        self.flat = ManyFlat(schema, patterns, self.keep)
-        self.prefix = {query: '{"query":' + json.dumps(query) + "," for query in patterns}
-        self.lines = _CsvLines()
-        if fmt == "csv":
-            self.stream.write(self.lines.line(self.flat.columns))
-
-    @property
-    def takes_found(self) -> bool:
-        return self.fmt == "jsonl"
-
-    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
-        """``JsonlWriter.found_text``, each line saying its query."""
-        from cepcli.lines import found_lines
-
-        query, found = named
-        self.written += len(found)
-        return found_lines(found, self.schema, self.flat.names[query], self.keep, self.prefix[query])
-
-    def write(self, named: tuple[str, Match]) -> int:
-        query, match = named
-        self.written += 1
-        if self.fmt == "jsonl":
-            line = (
-                self.prefix[query]
-                + match_line(match, self.schema, self.flat.names[query], self.keep)[1:]
-                + "\n"
-            )
-        else:
-            line = self.lines.line(self.flat.row(query, match))
-        self.stream.write(line)
-        return encoded_size(line, self.stream)
-
-    def close(self) -> None:
-        self.stream.flush()

@@ -1,4 +1,4 @@
-"""Run an engine over CSV text, the way the CLI does (``cepcli.job.Job``, the code under
+"""Run an engine over CSV text, the way the CLI does (``cepcli.run.Run``, the code under
 ``cepcli.find``), and return the set of matches."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from contextlib import contextmanager
 
 from cepcli.automata import adaptive, columnar
 from cepcli.engines import ENGINES
-from cepcli.job import Job, RunOptions, compile_text
 from cepcli.plan.pattern import Pattern
+from cepcli.prepare import RunOptions, compile_text
+from cepcli.run import Run
 from cepcli.runtime import adaptive as adaptive_runtime
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
@@ -41,10 +42,10 @@ def run_engine(
     compiled = compile_text(query_text, "<query>", inputs.unit)
     if ENGINES[name].lazy and order is None and how:
         order = _order(how, compiled.pattern)
-    job = Job(compiled, inputs, RunOptions(name, order), stdin=io.BytesIO(csv_text.encode()))
+    job = Run({"q": compiled}, inputs, RunOptions(name, order), stdin=io.BytesIO(csv_text.encode()))
     found: set[MatchKey] = set()
     with _segments(how if name == "adaptive" else ""):
-        for match in job.matches():
+        for _, match in job.matches():
             key = frozenset(match.key)
             assert key not in found, f"{engine} reported {sorted(key)} twice"
             found.add(key)

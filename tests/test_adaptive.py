@@ -204,7 +204,7 @@ def test_explain_says_how_it_chooses() -> None:
 def test_the_stats_say_how_a_negated_variable_is_evaluated() -> None:
     """With a negation the chain takes the positive variables in their order and checks the
     negated one after a match (post-processing); eager takes it on arrival."""
-    from cepcli.job import compile_text
+    from cepcli.prepare import compile_text
     from cepcli.runtime.adaptive import evaluated
 
     pattern = compile_text("PATTERN SEQ(A a, NOT N n, C c) WITHIN 2 s", "<q>", None).pattern
@@ -331,7 +331,7 @@ def test_the_estimate_of_partial_matches() -> None:
     """``Keys``: eager's sets for an AND are every proper subset; a join implied by two
     others divides nothing; SEQ's order halves a pair."""
     from cepcli.automata.adaptive import key_joins
-    from cepcli.job import compile_text
+    from cepcli.prepare import compile_text
 
     keys = key_joins(compile_text(KEYED_QUERY, "<q>", 10**9).pattern)
     assert keys is not None and len(keys.eager_sets) == 6

@@ -32,16 +32,16 @@ from tests.forms import cases, cli, write
 
 def _lines(**arguments: Any) -> tuple[list[str], list[str], int]:
     """One query's lines twice, from two runs of ``cepcli.find(**arguments)``: match by
-    match (``Job.matches``), and through ``Job.found`` (``found_lines`` where the columnar
+    match (``Run.matches``), and through ``Run.found`` (``found_lines`` where the columnar
     engine ran); and how many ``Found`` batches the second had."""
     result = _find(**arguments)
-    job, keep = result.job, result._keep
+    job, keep = result.run, result._keep
     names = variables(job.pattern)
-    single = [match_line(m, job.schema, names, keep) + "\n" for m in job.matches()]
-    job = _find(**arguments).job
+    single = [match_line(m, job.schema, names, keep) + "\n" for _, m in job.matches()]
+    job = _find(**arguments).run
     batched: list[str] = []
     batches = 0
-    for item in job.found():
+    for _, item in job.found():
         if isinstance(item, Found):
             batches += 1
             body, ends = found_lines(item, job.schema, names, keep)

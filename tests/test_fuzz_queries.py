@@ -109,7 +109,7 @@ _LOCATED = re.compile(rf"\A{re.escape(FILENAME)}:(\d+):(\d+): \S")
 
 def front_end(text: str) -> None:
     """Everything between query text and a running automaton, as ``cepcli run``,
-    ``check`` and ``explain`` do it (``cepcli.job``): compile, check against
+    ``check`` and ``explain`` do it (``cepcli.prepare``): compile, check against
     inputs, build every engine in two orders."""
     query, pattern = compile_pattern(text, FILENAME)
     print_query(query)

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import cepcli
 from cepcli.cli import cli
 from cepcli.events import Kind
-from cepcli.job import RunOptions, compile_text
-from cepcli.many import Many
+from cepcli.prepare import RunOptions, compile_text
+from cepcli.run import Run
 from cepcli.sources.options import InputOptions
 from tests.oracle import MatchKey, oracle
 from tests.strategies import examples, patterns
@@ -27,7 +27,7 @@ ENGINES = ("adaptive", "eager", "chain", "tree", "columnar")
 SCHEMA = (("x", Kind.INT), ("y", Kind.INT), ("g", Kind.STR))  # a column may have no value in a stream
 
 
-def _keys(many: Many) -> dict[str, set[MatchKey]]:
+def _keys(many: Run) -> dict[str, set[MatchKey]]:
     found: dict[str, set[MatchKey]] = {name: set() for name in many.names}
     for name, match in many.matches():
         found[name].add(
@@ -49,8 +49,8 @@ def test_each_query_finds_what_it_finds_alone(example, more, engine: str) -> Non
     want = {f"q{i}": oracle(text, example.csv) for i, text in enumerate(texts, 1)}
     for live in (False, True):  # a file (the columnar engine where it applies), and a pipe
         queries = [(f"q{i}", compile_text(text)) for i, text in enumerate(texts, 1)]
-        many = Many(
-            queries,
+        many = Run(
+            dict(queries),
             InputOptions("-", chunk_rows=5, schema=SCHEMA),  # (the kinds given, as in test_properties)
             RunOptions(engine),
             stdin=io.BytesIO(example.csv.encode()),

@@ -29,7 +29,8 @@ from cepcli.clock import Window
 from cepcli.engines import ENGINE_NAMES
 from cepcli.errors import CepError
 from cepcli.events import Event, Kind
-from cepcli.job import Job, RunOptions, compile_file, compile_text
+from cepcli.prepare import RunOptions, compile_file, compile_text
+from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 from tests.cases import CASES
@@ -63,8 +64,8 @@ def _local(query: Path, data: Path, engine: str, **inputs: Any) -> Outcome:
     error = None
     stats = Stats()
     try:
-        job = Job(compile_file(str(query), options.unit), options, RunOptions(engine), stats=stats)
-        for match in job.matches():
+        job = Run({"q": compile_file(str(query), options.unit)}, options, RunOptions(engine), stats=stats)
+        for _, match in job.matches():
             found.add(frozenset(match.key))
     except CepError as err:
         error = err.render()
@@ -1033,7 +1034,7 @@ def test_the_shards_make_the_local_events(tmp_path: Path, name: str) -> None:
     def shown(e: Event) -> tuple[object, ...]:
         return (e.row, e.ts, e.type, e.mask, [(type(v), repr(v)) for v in e.values])
 
-    job = Job(compiled, inputs)
+    job = Run({"q": compiled}, inputs)
     local = [shown(e) for e in job.source.events(job.prefilter, Stats(), job.typed) if e.mask]
     job.close()
     reading, _ = _sample([("", compiled)], inputs, RunOptions(), Stats())
@@ -1077,7 +1078,7 @@ def test_a_shard_fetches_the_columns_its_splits_left_unread(tmp_path: Path) -> N
     files = sorted(str(f) for f in folder.iterdir())
     local = []
     for first, path in zip((0, 18), files, strict=True):
-        job = Job(compiled, InputOptions(path, time_col="at"))
+        job = Run({"q": compiled}, InputOptions(path, time_col="at"))
         made = [e for e in job.source.events(job.prefilter, Stats(), job.typed) if e.mask]
         local += [shown(Event(e.row + first, e.ts, e.type, e.values, e.mask)) for e in made]
         job.close()

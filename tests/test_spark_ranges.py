@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from cepcli.cli import cli
 from cepcli.engines import ENGINE_NAMES
-from cepcli.job import RunOptions, compile_text
+from cepcli.prepare import RunOptions, compile_text
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions
 from cepcli.spark import ranges

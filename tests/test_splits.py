@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cepcli.errors import InputError
-from cepcli.job import Job, RunOptions, compile_text
+from cepcli.prepare import RunOptions, compile_text
+from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import RawBatch
 from cepcli.sources.csv import CsvReader
@@ -178,7 +179,7 @@ QUERY = "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5"
 def _local_kept(path: Path, skip: bool) -> tuple[set[int], tuple[int, str] | None]:
     """The rows the local run keeps for the variables, and its first bad row."""
     options = InputOptions(str(path), on_bad_row="skip" if skip else "fail")
-    job = Job(compile_text(QUERY, "<q>"), options)
+    job = Run({"q": compile_text(QUERY, "<q>")}, options)
     rows: set[int] = set()
     bad = None
     try:

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cepcli.arrays import whole
 
@@ -45,10 +46,15 @@ class RawBatch:
 
 def plain(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """A column as the typing stage expects it: one chunk, text as ``string`` (not
-    ``large_string``), dictionaries decoded but for those of text (a type column, a column
+    ``large_string`` or ``string_view``; ``binary_view`` as ``binary``), run-end-encoded
+    values decoded, dictionaries decoded but for those of text (a type column, a column
     the query does not read: decoding millions of repeated strings is most of their cost;
     the typing decodes those it reads)."""
     column = whole(column)
+    if pa.types.is_run_end_encoded(column.type):  # (no filter or take for these: as plain values)
+        column = pc.run_end_decode(column)
+    if pa.types.is_string_view(column.type) or pa.types.is_binary_view(column.type):
+        column = column.cast(pa.string() if pa.types.is_string_view(column.type) else pa.binary())
     if pa.types.is_dictionary(column.type):
         if pa.types.is_string(column.type.value_type):
             return column

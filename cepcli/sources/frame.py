@@ -11,7 +11,7 @@ positions of the rows (0-based, the index is ignored), or the values of ``row_co
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from numbers import Integral
 
 import numpy as np
@@ -35,6 +35,7 @@ def as_table(data: object) -> tuple[pa.Table, frozenset[str]]:
         raise InputError(
             f"cannot read a {type(data).__name__}: give a path, a pandas DataFrame or an Arrow table"
         )
+    twice(data.columns)  # (pyarrow's own refusal would be an internal error)
     try:
         return pa.Table.from_pandas(data, preserve_index=False), frozenset()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
@@ -48,6 +49,14 @@ def as_table(data: object) -> tuple[pa.Table, frozenset[str]]:
             fixed[name] = pd.Series([_text(v) for v in fixed[name]], dtype=object, index=fixed.index)
             mixed.append(str(name))
     return pa.Table.from_pandas(fixed, preserve_index=False), frozenset(mixed)
+
+
+def twice(columns: Iterable[object]) -> None:
+    """Refuse data that names a column twice, naming the column(s)."""
+    names = [str(n) for n in columns]
+    if len(set(names)) != len(names):
+        doubled = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"the data names a column twice ({', '.join(doubled)})", filename="<data>")
 
 
 def _text(value: object) -> str | None:
@@ -77,9 +86,7 @@ class FrameReader:
         index = getattr(data, "index", None)  # a DataFrame's index (left out: see ``hint``)
         self.index_names = tuple(str(n) for n in getattr(index, "names", ()) if n is not None)
         names = [str(n) for n in table.column_names]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise InputError(f"the data names a column twice ({', '.join(twice)})", filename="<data>")
+        twice(names)
         table = table.rename_columns(names)
         if options.format == "csv":  # a CSV's text (Spark's CSV reader): kinds by values, as locally
             texts = {n for n, t in zip(names, table.schema.types, strict=True) if pa.types.is_string(t)}

@@ -9,7 +9,8 @@ a string ``"n/a"``), or with no value in the sample, is read as text and given t
 most of its present values have, as a CSV column is: a null marker among numbers is
 missing and a stray word a bad row; so is a field whose whole numbers a float cannot hold
 (beyond 2^53: the typing then says which one). A field first seen after the sample is left
-out.
+out. A pipe is typed by its first line, and its fields are those of its first read (a field
+not in the first line waits for its first value, as a field null there does).
 
 Blocks of whole lines are read with ``pyarrow.json.read_json`` under that schema. A block
 it refuses (a line that is not JSON, a value of another type) is read line by line with
@@ -104,7 +105,11 @@ class JsonlReader:
             return buf[:cut]
 
     def _sample(self, rows: int) -> pa.Schema:
-        """Field names and types from the first ``rows`` objects (see the module)."""
+        """Field names and types from the first ``rows`` objects (see the module). On a pipe
+        (``rows`` 1: its first line types it) the fields are those of the lines of its first
+        read, up to ``SAMPLE_ROWS`` of them (read anyway, so nothing waits for more): a field
+        that is not in the first line has no value there, and its first value decides its
+        kind, as for a field that is null there."""
         types: dict[str, set[type]] = {}
         inexact: set[str] = set()  # fields with a whole number a float cannot hold
         seen = 0
@@ -117,16 +122,18 @@ class JsonlReader:
                 if not line.strip():
                     continue
                 seen += 1
-                try:
-                    record = json.loads(line)
-                except ValueError:
+                record = _object(line)
+                if seen > rows:  # (the rest of a pipe's first read: its field names)
+                    if seen > SAMPLE_ROWS:
+                        break
+                    for key in record or ():
+                        types.setdefault(str(key), set())
                     continue
-                if isinstance(record, dict):
-                    for key, value in record.items():
-                        types.setdefault(str(key), set()).add(type(value))
-                        if type(value) is int and abs(value) > 2**53 and int(float(value)) != value:
-                            inexact.add(str(key))
-                if seen >= rows:
+                for key, value in (record or {}).items():
+                    types.setdefault(str(key), set()).add(type(value))
+                    if type(value) is int and abs(value) > 2**53 and int(float(value)) != value:
+                        inexact.add(str(key))
+                if seen >= rows and not self.streaming:
                     break
         if not types:
             if self.failure is not None:
@@ -221,6 +228,15 @@ def _arrow_type(found: set[type]) -> pa.DataType | None:
     if found and found <= {dict, list}:
         return NESTED
     return None
+
+
+def _object(line: bytes) -> dict[object, object] | None:
+    """A line's JSON object (None: not JSON, or not an object)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _text(value: object) -> str | None:

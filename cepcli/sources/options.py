@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from numbers import Integral
 from typing import Any
 
 from cepcli.clock import TIME_UNITS, UNITS
@@ -17,7 +18,11 @@ from cepcli.query.options import FORMATS, ON_BAD_ROW
 CHUNK_ROWS = 65_536
 MAX_ROW_BYTES = 16 << 20  # a longer row is a bad row, read past without being held
 MAX_COLUMNS = 10_000  # a wider input is refused: each column costs its sample, kind and values
-_COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
+LONGEST_DELAY = 2**63 - 1  # nanoseconds: a --max-delay beyond it is refused
+# The compressions a file's name says, each suffix to its codec (the one home of the rule:
+# the readers, the format a name gives, and Spark's splits all look here)
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4", ".br": "brotli"}
+COMPRESSED = tuple(COMPRESSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +60,23 @@ class InputOptions:
     @property
     def unit(self) -> int:
         """Nanoseconds per time unit."""
+        if self.time_unit is not None and self.time_unit not in UNITS:
+            raise UsageError(f"--time-unit is one of {', '.join(TIME_UNITS)} (got {self.time_unit!r})")
         return UNITS[self.time_unit or "s"]
 
     @property
     def delay(self) -> int | None:
-        """``max_delay`` in nanoseconds (a bare number is in time units)."""
-        return None if self.max_delay is None else duration_ns(self.max_delay, self.unit, "--max-delay")
+        """``max_delay`` in nanoseconds (a bare number is in time units), at most what int64
+        nanoseconds hold (a longer one is a usage error)."""
+        if self.max_delay is None:
+            return None
+        ns = duration_ns(self.max_delay, self.unit, "--max-delay")
+        if ns > LONGEST_DELAY:
+            raise UsageError(
+                f"--max-delay: {self.max_delay!r} is longer than the longest delay,"
+                f" {LONGEST_DELAY // (86_400 * 10**9)} days (int64 nanoseconds)"
+            )
+        return ns
 
     @property
     def row_limit(self) -> int:
@@ -77,8 +93,10 @@ class InputOptions:
             raise UsageError(f"--columns names a column twice ({', '.join(twice)})")
         if self.on_bad_row not in ON_BAD_ROW:
             raise UsageError(f"--on-bad-row is one of {', '.join(ON_BAD_ROW)}")
-        if self.time_unit is not None and self.time_unit not in TIME_UNITS:
-            raise UsageError(f"--time-unit is one of {', '.join(TIME_UNITS)}")
+        _ = self.unit  # (a --time-unit that is none of the units says so)
+        rows = self.chunk_rows
+        if isinstance(rows, bool) or not isinstance(rows, Integral) or rows < 1:
+            raise UsageError(f"--chunk-rows is a number of rows, 1 or more (got {self.chunk_rows!r})")
         if self.format is not None and self.format not in FORMATS:
             raise UsageError(f"--input-format is one of {', '.join(FORMATS)}")
         if self.time_format is not None and self.time_unit is not None:
@@ -125,7 +143,7 @@ def format_of(path: str, given: str | None) -> str:
     if given is not None:
         return given
     name = path.lower()
-    for suffix in _COMPRESSED:
+    for suffix in COMPRESSED:
         name = name.removesuffix(suffix)
     if name.endswith((".parquet", ".pq")):
         return "parquet"

@@ -16,9 +16,9 @@ from typing import IO
 import pyarrow as pa
 
 from cepcli.errors import InputError
+from cepcli.sources.options import COMPRESSIONS
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd", b"\x04\x22\x4d\x18": "lz4"}
-_SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4", ".br": "brotli"}
 
 
 _PIECE = 1 << 16  # the most one read of a pyarrow decompressor asks for (see _Salvaged)
@@ -120,7 +120,7 @@ def open_input(path: str, name: str, stdin: IO[bytes] | None) -> tuple[IO[bytes]
 
 def decompressed(raw: IO[bytes], path: str, streaming: bool) -> IO[bytes]:
     """The input decompressed when its name or its first bytes say it is compressed."""
-    how = next((v for k, v in _SUFFIX.items() if path.lower().endswith(k)), None)
+    how = next((v for k, v in COMPRESSIONS.items() if path.lower().endswith(k)), None)
     peek = getattr(raw, "peek", None)
     head = bytes(peek(4)[:4]) if peek is not None else b""
     if not head and peek is None and raw.seekable():

@@ -33,7 +33,7 @@ from cepcli.sources.options import InputOptions, check_width, format_of
 from cepcli.sources.prefilter import Prefilter
 from cepcli.sources.rows import make_events, typed_columns
 from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
-from cepcli.sources.times import TimeSpec, decide, looks_compact, nanoseconds
+from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds, not_times
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
@@ -162,6 +162,13 @@ class Source:
             if reader.streaming and kinds[-1] is Kind.UNKNOWN:
                 kinds[-1] = Kind.PENDING  # no value in the pipe's first row: its first value decides
         time_values = sample[columns.index(options.time_col)]
+        held = not_times(time_values.type)
+        if held is not None:
+            raise InputError(
+                f"the time column {options.time_col!r} holds {held}: a time column holds numbers,"
+                " date-time text or timestamps (choose it with --time-col)",
+                filename=self.name,
+            )
         spec = decide(time_values, nulls, options.unit, options.time_format)
         if reader.streaming and _all_missing(time_values, nulls):
             spec = TimeSpec("pending", options.unit, options.time_format)  # its first time decides
@@ -176,14 +183,9 @@ class Source:
         if not options.sort and options.max_delay is None:
             self._warn_no_clock(time_values, spec, nulls, options.time_col)
         if spec.how == "number" and options.time_unit is None:
-            compact = looks_compact(time_values)
+            compact = compact_warning(time_values, options.time_col)
             if compact is not None:
-                self.notes.warn(
-                    f"the time column {options.time_col!r} holds numbers like {compact} that look like"
-                    " dates (YYYYMMDDhhmm): they are read as seconds; give --time-format"
-                    f" %Y%m%d%H%M{'%S' if len(compact) == 14 else ''} to read them as dates"
-                    " (or --time-unit s to keep seconds)"
-                )
+                self.notes.warn(compact)
         self._schema = Schema(
             tuple(columns),
             tuple(kinds),
@@ -593,7 +595,9 @@ class _Checks:
         if not self.sort and len(batch.ts):
             late, before = self._late(batch.ts, bad)
             if self.delay is not None:
-                late = late & (batch.ts < before - self.delay)  # T - t > D
+                # T - t > D (T - D held to int64: a time that far back is before every time)
+                floor = np.maximum(before, np.iinfo(np.int64).min + self.delay) - self.delay
+                late = late & (batch.ts < floor)
             if late.any():
                 p = int(np.flatnonzero(late)[0])
                 if first_bad is None or p < first_bad:

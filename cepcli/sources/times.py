@@ -52,7 +52,7 @@ _NAIVE = pa.timestamp("ns")
 _UTC = pa.timestamp("ns", tz="UTC")
 _REFUSED = (pa.ArrowInvalid, pa.ArrowNotImplementedError)
 _NONE = np.zeros(0, dtype=np.int64)
-_COMPACT = re.compile(r"^\d{12}(\d{2})?$")
+_COMPACT = re.compile(r"^\d{8}(\d{2}){0,3}$")
 _EPOCH = datetime(1970, 1, 1)
 
 # int64 nanoseconds as whole seconds and nanoseconds (floor): the first and last instants
@@ -96,9 +96,47 @@ class TimeSpec:
         return "as an ISO-8601 date-time"
 
 
+def not_times(type_: pa.DataType) -> str | None:
+    """What a typed time column holds when its type holds no instants (durations, times of
+    day, booleans, nested values: each the wrong column, or a time to be made first), else
+    None. Numbers, text, timestamps and dates are read (docs/semantics.md section 1)."""
+    if pa.types.is_dictionary(type_):
+        type_ = type_.value_type
+    if pa.types.is_duration(type_):
+        return f"{type_} (lengths of time, not instants)"
+    if pa.types.is_time(type_):
+        return f"{type_} (times of day, without a date)"
+    readable = (
+        pa.types.is_timestamp,
+        pa.types.is_date,
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_decimal,
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_binary,
+        pa.types.is_large_binary,
+        pa.types.is_null,
+    )
+    if any(test(type_) for test in readable):
+        return None
+    return f"{type_} (values that are not times)"
+
+
+def _as_read(values: pa.Array) -> pa.Array:
+    """A time column's values as the readings take them: a dictionary decoded, a column of
+    nulls only (no type) as text."""
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if pa.types.is_null(values.type):
+        values = pa.nulls(len(values), pa.string())
+    return values
+
+
 def decide(values: pa.Array, nulls: pa.Array, unit: int, time_format: str | None) -> TimeSpec:
     """The time column's reading, from its sample: a typed column by its type; text by
     ``--time-format``, else numbers when most present values are numbers, else ISO."""
+    values = _as_read(values)
     type_ = values.type
     if pa.types.is_timestamp(type_) or pa.types.is_date(type_):
         return TimeSpec("native", unit)
@@ -115,8 +153,7 @@ def decide(values: pa.Array, nulls: pa.Array, unit: int, time_format: str | None
 
 def nanoseconds(values: pa.Array, spec: TimeSpec, nulls: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The time column as int64 nanoseconds, and where a value is missing or unreadable."""
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
+    values = _as_read(values)
     type_ = values.type
     if spec.how == "native" or pa.types.is_timestamp(type_) or pa.types.is_date(type_):
         out = native_nanoseconds(values)
@@ -504,15 +541,45 @@ def _epoch_seconds(stamp: datetime) -> int:
     return (stamp.replace(tzinfo=None) - offset - _EPOCH) // timedelta(seconds=1)
 
 
-def looks_compact(values: pa.Array) -> str | None:
-    """A sample value when the numbers look like compact dates (``YYYYMMDDhhmm[ss]``), e.g.
-    ``201301010500``: read as seconds they are wrong by decades, silently."""
+# Numbers shaped like compact dates, by their digits: the shape and the format that reads them
+_COMPACT_FORMS = {
+    8: ("YYYYMMDD", "%Y%m%d"),
+    10: ("YYYYMMDDhh", "%Y%m%d%H"),
+    12: ("YYYYMMDDhhmm", "%Y%m%d%H%M"),
+    14: ("YYYYMMDDhhmmss", "%Y%m%d%H%M%S"),
+}
+_COMPACT_YEARS = (1900, 2200)  # (10 digits: epoch seconds up to 2030 begin with a year before 1900)
+
+
+def looks_compact(values: pa.Array) -> tuple[str, str, str] | None:
+    """A sample value, its shape and the ``--time-format`` that reads it, when the numbers
+    look like compact dates (``YYYYMMDD``, ``YYYYMMDDhh``, ``YYYYMMDDhhmm``,
+    ``YYYYMMDDhhmmss``; e.g. ``201301010500``): read as seconds they are wrong by decades,
+    silently. Every value of the first 200 must be such a date, of one length, in a year of
+    1900-2199 (a counter or epoch seconds is not)."""
     texts = [str(v) for v in values.slice(0, 200).to_pylist() if v is not None and str(v) != ""]
-    if not texts or not all(_COMPACT.match(t) for t in texts):
+    if not texts or not all(_COMPACT.match(t) for t in texts) or len({len(t) for t in texts}) != 1:
         return None
+    shape, time_format = _COMPACT_FORMS[len(texts[0])]
     for t in texts:
         try:
-            datetime.strptime(t, "%Y%m%d%H%M%S" if len(t) == 14 else "%Y%m%d%H%M")
+            year = datetime.strptime(t, time_format).year
         except ValueError:
             return None
-    return texts[0]
+        if not _COMPACT_YEARS[0] <= year < _COMPACT_YEARS[1]:
+            return None
+    return texts[0], shape, time_format
+
+
+def compact_warning(values: pa.Array, column: str) -> str | None:
+    """The warning for a time column of numbers that look like compact dates (read as
+    seconds when neither ``--time-format`` nor ``--time-unit`` is given), else None."""
+    found = looks_compact(values)
+    if found is None:
+        return None
+    sample, shape, time_format = found
+    return (
+        f"the time column {column!r} holds numbers like {sample} that look like dates ({shape}):"
+        f" they are read as seconds; give --time-format {time_format} to read them as dates"
+        " (or --time-unit s to keep seconds)"
+    )

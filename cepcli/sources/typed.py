@@ -29,14 +29,14 @@ from cepcli.events import Kind, Schema
 from cepcli.sources.batches import RawBatch
 from cepcli.sources.kinds import (
     KindMismatch,
+    cast_text,
     describe,
-    fits,
     infer_kind,
     kind_of_type,
     type_native,
     type_text,
 )
-from cepcli.sources.text import FLOAT_SHAPE, missing
+from cepcli.sources.text import FLOAT_SHAPE, failures, missing
 from cepcli.sources.times import TimeSpec, decide, nanoseconds, native_nanoseconds, time_problem
 
 _LONG_INT = r"^\s*[+-]?\d{16,}\s*$"  # whole numbers a float64 may not hold exactly
@@ -243,11 +243,15 @@ def _contradiction(name: str, scalar: pa.Scalar, typer: Typing, i: int, native: 
 def _widen(
     column: pa.Array, i: int, wrong: np.ndarray, typer: Typing, raw: RawBatch
 ) -> tuple[pa.Array, np.ndarray]:
-    """On a stream, a column of whole numbers that meets a fraction becomes float."""
+    """On a stream, a column of whole numbers that meets a fraction becomes float, from the
+    first one on; the values that are no numbers (a stray word read in the same piece) stay
+    bad rows, however the rows fall into reads."""
     values = column.take(arrow(wrong))
-    present = pc.filter(values, pc.invert(pc.is_in(values, value_set=typer.nulls)))
-    if not fits(present, Kind.FLOAT):
+    numbers = np.ones(len(wrong), dtype=bool)
+    numbers[failures(values, lambda v: cast_text(v, Kind.FLOAT), FLOAT_SHAPE)] = False
+    if not numbers.any():
         return type_text(column, Kind.INT, typer.nulls)
+    wrong = wrong[numbers]
     typer.kinds[i] = Kind.FLOAT
     typer.schema.decided[i] = Kind.FLOAT
     name = typer.schema.columns[i]
