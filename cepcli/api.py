@@ -9,7 +9,7 @@
 ``data`` is a path (CSV, ``.gz``, Parquet, JSON lines: the format follows the name or
 ``input_format``), a pandas DataFrame or an Arrow table. The matches are the set
 ``cepcli run`` finds on the same input; the CLI, the tests and the Spark workers go
-through the same ``job.Job``.
+through the same ``run.Run``.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class Matches:
         patterns: dict[str | None, Pattern] = (
             {k: v for k, v in self.patterns.items()} if self.named else {None: self.pattern}
         )
-        results = Results(self.schema, patterns, self.show)
+        results = Results(self.schema, patterns, self.show, self.run.source.name)
         for name, match in self._named():
             results.add(match, name if self.named else None)
         return results.table()

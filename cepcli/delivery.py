@@ -86,7 +86,10 @@ class Delivery:
                 }
                 self.writers.append(TableWriter(self.console(stream), schema, patterns, each, prepared.named))
             else:
-                self.writers.append(writer_for(self.fmt, stream, schema, patterns, columns, prepared.named))
+                source = "<stdin>" if prepared.options.path in ("-", None) else str(prepared.options.path)
+                self.writers.append(
+                    writer_for(self.fmt, stream, schema, patterns, columns, prepared.named, source)
+                )
             stream.flush()
             last.mark()
         writer = self.writers[0]

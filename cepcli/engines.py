@@ -43,7 +43,7 @@ class Engine:
     build: Callable[[Pattern, tuple[str, ...]], Any]
     evaluate: Evaluate
     lazy: bool
-    # on a bounded input, does it evaluate this pattern with the columnar engine (``Job`` then
+    # on a bounded input, does it evaluate this pattern with the columnar engine (``Run`` then
     # hands it the input's columns, and no events)?
     columnar: Callable[[Pattern], bool] = lambda pattern: False
 
@@ -195,7 +195,7 @@ def start(
 ) -> Runtime:
     """The runtime of engine ``name`` over ``pattern``, fed one event at a time (``process``,
     then ``finish`` and ``report``), as ``run_pattern`` feeds it: several queries over one
-    stream (``cepcli.many``) each have one. The columnar engine collects its events and
+    stream (``cepcli.run``) each have one. The columnar engine collects its events and
     evaluates them at the end (``evaluate_events``)."""
     chosen = engine(name)
     stats.engine = name

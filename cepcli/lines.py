@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from cepcli.arrays import arrow, whole
 from cepcli.events import Kind, Schema
-from cepcli.output import event_text, json_value
+from cepcli.output import event_text, exact_json, json_value, time_json
 from cepcli.runtime.columnar import Columns, Found
 from cepcli.sources.rows import column_values
 
@@ -62,11 +62,12 @@ def event_texts(data: Columns, positions: np.ndarray, schema: Schema, keep: Sequ
         return pa.array([event_text(e, schema, keep) for e in data.events(positions)], pa.large_string())
     values = data.values(positions)
     nulls, kinds, columns = schema.nulls, schema.current_kinds(), schema.columns
-    exact = Kind.DECIMAL in schema.kinds  # (``json_text``: a decimal as a JSON number)
+    exact = exact_json(schema)  # (``json_text``: a decimal as a JSON number)
+    time_at = columns.index(schema.time_col) if schema.time_col in columns else -1
     parts: list[pa.Array | pa.Scalar] = [_text("{")]
     for n, i in enumerate(range(len(columns)) if keep is None else keep):
         parts.append(_text(("," if n else "") + json.dumps(columns[i]) + ":"))
-        parts.append(_json_column(values[i], kinds[i], nulls, i in data.decimal_text, exact))
+        parts.append(_json_column(values[i], kinds[i], nulls, i in data.decimal_text, exact, i == time_at))
     parts.append(_text(("," if len(parts) > 1 else "") + '"_row":'))
     parts.append(pc.cast(arrow(data.rows[positions]), pa.large_string()))
     parts.append(_text("}"))
@@ -74,10 +75,17 @@ def event_texts(data: Columns, positions: np.ndarray, schema: Schema, keep: Sequ
 
 
 def _json_column(
-    column: pa.Array | pa.ChunkedArray, kind: Kind, nulls: frozenset[str], decimal_text: bool, exact: bool
+    column: pa.Array | pa.ChunkedArray,
+    kind: Kind,
+    nulls: frozenset[str],
+    decimal_text: bool,
+    exact: bool,
+    time: bool = False,
 ) -> pa.Array:
-    """One column's values as JSON text (``json_value``'s, dumped as ``event_text`` does)."""
+    """One column's values as JSON text (``json_value``'s, dumped as ``event_text`` does;
+    ``time``: the time column, ``time_json``'s)."""
     column = whole(column)
+    shape = time_json if time else json_value
     kinds = column.type
     if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
         if kind is Kind.TIME:
@@ -103,7 +111,7 @@ def _json_column(
         return pc.fill_null(quoted, "null")
 
     def dumped(value: object) -> str:
-        shown = json_value(value, kind, nulls)
+        shown = shape(value, kind, nulls)
         if exact:
             return (
                 format(shown, "f")

@@ -42,6 +42,42 @@ def json_value(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -
     return value
 
 
+def time_json(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -> object:
+    """The time column's value as JSON has it: as the input holds it, as every column
+    (``json_value``), but that a fraction written as text is its exact decimal (never
+    through a float: ``1.000000001`` and ``1.000000002`` stay apart)."""
+    if kind is Kind.FLOAT and isinstance(value, str):
+        number = exact_number_text(value)
+        if number is not None:
+            return number
+    return json_value(value, kind, nulls)
+
+
+def exact_number_text(text: str) -> int | Decimal | None:
+    """A number's text as the exact number it is written as: an int when written whole, else
+    a ``Decimal`` with its digits (no exponent: ``1e3`` is ``1000``); None when no number."""
+    stripped = text.strip()
+    if _INT.match(stripped):
+        return int(stripped)
+    try:
+        number = Decimal(stripped)
+    except ArithmeticError:
+        return None
+    if not number.is_finite():
+        return None
+    if number.as_tuple().exponent >= 0:  # type: ignore[operator]
+        return Decimal(int(number))
+    return number
+
+
+def exact_json(schema: Schema) -> bool:
+    """Can an event object hold a ``Decimal`` (``json_text`` then writes it as a number)?"""
+    kinds = schema.current_kinds()
+    return Kind.DECIMAL in kinds or (
+        schema.time_col in schema.columns and kinds[schema.index(schema.time_col)] is Kind.FLOAT
+    )
+
+
 def _typed_text(text: str, kind: Kind, nulls: frozenset[str]) -> object:
     if kind is Kind.STR:
         return text
@@ -67,12 +103,22 @@ def _typed_text(text: str, kind: Kind, nulls: frozenset[str]) -> object:
 
 
 def cell_text(value: object, kind: Kind, nulls: frozenset[str] = frozenset()) -> str:
-    """A value as a CSV cell: as the input wrote it, typed values in their usual text."""
+    """A value as a CSV cell, in one form whether the query read its column (a typed value)
+    or not (its text, typed here by its kind: ``114.00`` in a float column is ``114.0``
+    either way); text that does not fit its kind, and a ``str`` column, as written."""
     if value is None:
         return ""
-    if isinstance(value, str):
+    if isinstance(value, str) and kind in (Kind.STR, Kind.UNKNOWN, Kind.PENDING):
         return value
-    shown = json_value(value, kind, nulls)
+    try:
+        shown = json_value(value, kind, nulls)
+    except ValueError:  # (nested text that is no JSON: as written)
+        return value if isinstance(value, str) else str(value)
+    return shown_text(shown)
+
+
+def shown_text(shown: object) -> str:
+    """A value as ``json_value`` gives it, as a CSV cell."""
     if isinstance(shown, bool):
         return "true" if shown else "false"
     if isinstance(shown, Decimal):
@@ -90,6 +136,10 @@ def event_object(event: Event, schema: Schema, keep: Sequence[int] | None = None
         out = {c: json_value(v, k, nulls) for c, v, k in zip(columns, values, kinds, strict=True)}
     else:
         out = {columns[i]: json_value(values[i], kinds[i], nulls) for i in keep}
+    time_col = schema.time_col
+    if time_col in out:
+        at = schema.index(time_col)
+        out[time_col] = time_json(values[at], kinds[at], nulls)
     out["_row"] = event.row
     return out
 
@@ -131,7 +181,7 @@ def event_text(event: Event, schema: Schema, keep: Sequence[int] | None) -> str:
     text = event.text  # (made with one run's ``keep``)
     if text is None:
         obj = event_object(event, schema, keep)
-        if Kind.DECIMAL in schema.kinds:
+        if exact_json(schema):
             text = event.text = json_text(obj)
         else:
             text = event.text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
@@ -234,10 +284,15 @@ def flat_row(match: Match, schema: Schema, pattern: Pattern, keep: Sequence[int]
     line: list[Any] = []
     kinds = schema.current_kinds()
     positions = range(len(kinds)) if keep is None else keep
+    time_at = schema.index(schema.time_col) if schema.time_col in schema.columns else -1
     for name in variables(pattern):
         events = events_of(bound.get(name))
         line.append(";".join(str(e.row) for e in events))
         for i in positions:
+            if i == time_at:
+                shown = [time_json(e.values[i], kinds[i], schema.nulls) for e in events]
+                line.append(";".join("" if v is None else shown_text(v) for v in shown))
+                continue
             line.append(";".join(cell_text(e.values[i], kinds[i], schema.nulls) for e in events))
     return line
 
@@ -253,7 +308,7 @@ def kept(schema: Schema, show: Sequence[str] | None) -> tuple[int, ...] | None:
 
 
 class ManyFlat:
-    """The flat form of several queries' matches (``cepcli.many``): a ``query`` column, then
+    """The flat form of several queries' matches (``cepcli.run``): a ``query`` column, then
     the columns of every query's variables in the order first met (a variable name two
     queries share shares its columns; a query's match leaves the others empty)."""
 

@@ -6,10 +6,14 @@ struct of the bound event's ``_row`` (int64) and its columns (``show``: only tho
 variable is a list of such structs, in row order; a variable the match's OR branch does not
 bind is null. With several queries a ``query`` column (text) comes first, and a variable
 name two queries share is one column. Each column has the type of its kind
-(``RESULT_TYPES``): the time column is the time cepcli read (``timestamp[ns, UTC]``), a
-decimal column has the precision and scale its values need (``decimal_type``), a nested
-value is its JSON text. A value that contradicts its column's kind (a column the query did
-not read, so never checked) is null.
+(``RESULT_TYPES``): a decimal column has the precision and scale its values need
+(``decimal_type``; more than 76 digits, Arrow's most, is an ``InputError`` naming the
+column), a nested value is its JSON text. The time column keeps the input's form, as in
+jsonl, csv and ``cepcli.find``'s dicts: numbers stay numbers (whole numbers int64,
+fractions written as text exact decimals, never through a float; a float column's doubles
+float64), and any other time column (ISO-8601 or ``--time-format`` text, a timestamp) is
+the time cepcli read (``timestamp[ns, UTC]``). A value that contradicts its column's kind
+(a column the query did not read, so never checked) is null.
 
 Events repeat across matches: each is typed once, and a variable's column is a ``take`` of
 the typed events.
@@ -19,15 +23,16 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.errors import UsageError
+from cepcli.errors import InputError, UsageError
 from cepcli.events import Event, Kind, Schema
-from cepcli.output import kept, variables
+from cepcli.output import exact_number_text, kept, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
 
@@ -47,6 +52,8 @@ RESULT_TYPES: dict[Kind, pa.DataType] = {
     Kind.PENDING: pa.string(),
 }
 CHUNK = 1 << 16  # matches per record batch
+WIDEST = 76  # the most digits of an Arrow decimal (decimal256)
+NUMBERS = (Kind.INT, Kind.FLOAT, Kind.DECIMAL)  # a time column of these kinds stays a number
 
 
 class Results:
@@ -54,9 +61,14 @@ class Results:
     pattern (``None`` as the only name: one query, no ``query`` column)."""
 
     def __init__(
-        self, schema: Schema, patterns: Mapping[str | None, Pattern], show: Sequence[str] | None = None
+        self,
+        schema: Schema,
+        patterns: Mapping[str | None, Pattern],
+        show: Sequence[str] | None = None,
+        source: str = "",
     ) -> None:
         self.schema = schema
+        self.source = source  # the input's name, for the errors of its values
         keep = kept(schema, show)
         self.columns = list(schema.columns) if keep is None else [schema.columns[i] for i in keep]
         self.names = {query: variables(p) for query, p in patterns.items()}
@@ -126,13 +138,19 @@ class Results:
             self._flush()
 
     def _flush(self) -> None:
+        try:
+            self._flushed()
+        except InputError as err:  # (a value no result type holds: said with its input's name)
+            raise replace(err, filename=err.filename or self.source) from None
+
+    def _flushed(self) -> None:
         if self.count:
             self.batches.append(self._batch())
         self._reset()
 
     def _batch(self) -> pa.RecordBatch:
         self._type_new_events()
-        typed = [_joined(chunks) for chunks in self.typed]
+        typed = [_joined(chunks, c) for chunks, c in zip(self.typed, ["_row", *self.columns], strict=True)]
         self.typed = [[c] for c in typed]
         arrays: list[pa.Array] = []
         names: list[str] = []
@@ -161,11 +179,20 @@ class Results:
             self.typed = [[] for _ in range(1 + len(self.columns))]
         self.typed[0].append(pa.array([e.row for e in new], pa.int64()))
         for k, column in enumerate(self.columns, 1):
-            if column == schema.time_col:
+            i = schema.index(column)
+            kind = schema.kind_at(i)
+            if column == schema.time_col and kind not in NUMBERS:  # a time (ISO text, a timestamp)
                 self.typed[k].append(pa.array([e.ts for e in new], pa.int64()).cast(TIME_TYPE))
                 continue
-            i = schema.index(column)
-            self.typed[k].append(typed_values([e.values[i] for e in new], schema.kind_at(i), schema.nulls))
+            values = [e.values[i] for e in new]
+            try:
+                if column == schema.time_col:
+                    typed = time_values(values, kind, schema.nulls)
+                else:
+                    typed = typed_values(values, kind, schema.nulls)
+            except pa.ArrowInvalid:
+                raise replace(_too_wide(column, values, [e.row for e in new]), filename=self.source) from None
+            self.typed[k].append(typed)
         self.typed_upto = len(self.events)
 
     def table(self) -> pa.Table:
@@ -176,20 +203,60 @@ class Results:
             self.batches.append(self._batch())
         batches = self.batches
         if len(batches) > 1:
-            target = unified(b.schema for b in batches)
+            try:
+                target = unified(b.schema for b in batches)
+            except InputError as err:
+                raise replace(err, filename=err.filename or self.source) from None
             batches = [b.cast(target) if b.schema != target else b for b in batches]
         return pa.Table.from_batches(batches)
 
 
-def _joined(chunks: list[pa.Array]) -> pa.Array:
+def _joined(chunks: list[pa.Array], column: str = "") -> pa.Array:
     """One column's typed events, made batch by batch, as one array (decimals of the
     precision and scale every part needs)."""
     if len(chunks) == 1:
         return chunks[0]
     if pa.types.is_decimal(chunks[0].type):
-        target = decimal_type(c.type for c in chunks)
+        target = decimal_type((c.type for c in chunks), column)
         chunks = [c.cast(target) for c in chunks]
     return pa.concat_arrays(chunks)
+
+
+def time_values(values: list[object], kind: Kind, nulls: frozenset[str]) -> pa.Array:
+    """The time column's values when they are not a time (ISO text or a timestamp): as the
+    input holds them, as ``typed_values``, but that fractions written as text are exact
+    decimals (``time_json``: never through a float)."""
+    if kind is Kind.FLOAT and any(isinstance(v, str) for v in values):
+        exact = [exact_number_text(v) if isinstance(v, str) else v for v in values]
+        if all(isinstance(v, int | Decimal) for v in exact):
+            return typed_values([Decimal(v) for v in exact], Kind.DECIMAL, nulls)  # type: ignore[arg-type]
+    return typed_values(values, kind, nulls)
+
+
+def _too_wide(column: str, values: list[object], rows: list[int]) -> InputError:
+    """The error of a decimal with more digits than Arrow's decimals hold (76)."""
+    for value, row in zip(values, rows, strict=True):
+        number = _decimal(value, frozenset())
+        if isinstance(number, Decimal) and _digits(number) > WIDEST:
+            return InputError(_too_wide_text(column, _digits(number)), row)
+    return InputError(_too_wide_text(column, WIDEST + 1))
+
+
+def _too_wide_text(column: str, digits: int) -> str:
+    return (
+        f"column {column!r} holds a decimal of {digits} digits, more than a typed result holds"
+        f" ({WIDEST}: Arrow's widest decimal), so the matches cannot be typed (to_arrow, to_pandas,"
+        f" --format parquet); read the column as text (--schema {column}:str) or write jsonl or csv"
+    )
+
+
+def _digits(number: Decimal) -> int:
+    """The digits a decimal type needs for ``number``: its integer digits and its scale."""
+    _, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(-exponent, 0)
+    integer = max(len(digits) + exponent, 0)
+    return max(integer + scale, 1)
 
 
 def typed_values(values: list[object], kind: Kind, nulls: frozenset[str]) -> pa.Array:
@@ -234,6 +301,15 @@ def _decimal(value: object, nulls: frozenset[str]) -> object:
     return value
 
 
+def _result_kind(schema: Schema, column: str) -> Kind:
+    """The kind a column is written as: its own; the time column's own too (a number stays
+    a number), but that a time stays a time."""
+    if column != schema.time_col:
+        return schema.kind(column)
+    kind = schema.kind_at(schema.index(column))
+    return kind if kind in NUMBERS else Kind.TIME
+
+
 def _result_type(table_types: Mapping[str, pa.DataType], columns: Sequence[str]) -> pa.DataType:
     return pa.struct([pa.field("_row", pa.int64()), *(pa.field(c, table_types[c]) for c in columns)])
 
@@ -249,7 +325,10 @@ def shipped_schema(schema: Schema, pattern: Pattern, show: Sequence[str] | None)
         Kind.TIME: pa.timestamp("us", tz="UTC"),
         Kind.DURATION: pa.duration("us"),
     }
-    types = {c: spark.get(schema.kind(c), RESULT_TYPES.get(schema.kind(c), pa.string())) for c in columns}
+    kinds = {c: _result_kind(schema, c) for c in columns}
+    types = {c: spark.get(kinds[c], RESULT_TYPES.get(kinds[c], pa.string())) for c in columns}
+    if kinds.get(schema.time_col) is Kind.FLOAT:  # (fractions as exact text, as decimals)
+        types[schema.time_col] = pa.string()
     struct = _result_type(types, columns)
     return pa.schema(
         [
@@ -298,7 +377,7 @@ def spark_facts(reports: Iterable[Mapping[str, object]]) -> tuple[dict[str, int]
     return scales, finer
 
 
-def decimal_type(types: Iterable[pa.DataType]) -> pa.DataType:
+def decimal_type(types: Iterable[pa.DataType], column: str = "") -> pa.DataType:
     """The decimal type that holds every value of ``types`` exactly: the largest scale, and
     the largest number of integer digits plus it (decimal256 beyond 38 digits)."""
     integer = scale = 0
@@ -307,7 +386,9 @@ def decimal_type(types: Iterable[pa.DataType]) -> pa.DataType:
             continue
         integer, scale = max(integer, t.precision - t.scale), max(scale, t.scale)
     precision = max(integer + scale, 1)
-    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(min(precision, 76), scale)
+    if precision > WIDEST:
+        raise InputError(_too_wide_text(column, precision))
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
 
 
 def unified(schemas: Iterable[pa.Schema]) -> pa.Schema:
@@ -320,7 +401,7 @@ def unified(schemas: Iterable[pa.Schema]) -> pa.Schema:
 def _unify(fields: list[pa.Field]) -> pa.Field:
     t = fields[0].type
     if pa.types.is_decimal(t):
-        return fields[0].with_type(decimal_type(f.type for f in fields))
+        return fields[0].with_type(decimal_type((f.type for f in fields), fields[0].name))
     if pa.types.is_struct(t):
         inner = [_unify([f.type.field(i) for f in fields]) for i in range(t.num_fields)]
         return fields[0].with_type(pa.struct(inner))

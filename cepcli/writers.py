@@ -174,16 +174,18 @@ def writer_for(
     patterns: Mapping[str, Pattern],
     show: Sequence[str] | None = None,
     named: bool = False,
+    source: str = "",
 ) -> MatchWriter:
     """The writer of ``--format jsonl``, ``csv`` or ``parquet`` for the queries'
     ``patterns`` (by name), each event with the columns ``show`` names (``--show``; all by
-    default) and its row; ``named``: each match says its query's name."""
+    default) and its row; ``named``: each match says its query's name; ``source``: the
+    input's name, for the errors of its values."""
     if fmt == "jsonl":
         return JsonlWriter(stream, schema, patterns, kept(schema, show), named)
     if fmt == "csv":
         return CsvWriter(stream, schema, patterns, kept(schema, show), named)
     if fmt == "parquet":
-        return ParquetWriter(stream, schema, patterns, show, named)
+        return ParquetWriter(stream, schema, patterns, show, named, source)
     raise UsageError(f"no match writer for --format {fmt}")
 
 
@@ -199,6 +201,7 @@ class ParquetWriter:
         patterns: Mapping[str, Pattern],
         show: Sequence[str] | None = None,
         named: bool = False,
+        source: str = "",
     ) -> None:
         from cepcli.results import Results
 
@@ -209,7 +212,7 @@ class ParquetWriter:
         keyed: dict[str | None, Pattern] = {None: next(iter(patterns.values()))}
         if named:
             keyed = {name: pattern for name, pattern in patterns.items()}
-        self.results = Results(schema, keyed, show)
+        self.results = Results(schema, keyed, show, source)
         self.written = 0
         self.closed = False
 

@@ -455,6 +455,24 @@ def _holds(expr: a.Expr, iterates: str | None, from_second: bool, env: _Env) -> 
     return True
 
 
+def _is_exact(v: object) -> bool:
+    """An exact number: an int, a decimal or a fraction (a time between two units)."""
+    return isinstance(v, int | Decimal | Fraction) and not isinstance(v, bool)
+
+
+def _as_exact(v: Any) -> Any:
+    return Fraction(v) if isinstance(v, Decimal) else v
+
+
+def _quotient(x: Any, y: Any) -> Any:
+    """``x / y`` (semantics.md, section 4): exact for two exact numbers, an int when whole;
+    IEEE double division when either is a float."""
+    if _is_exact(x) and _is_exact(y):
+        q = Fraction(_as_exact(x)) / Fraction(_as_exact(y))
+        return q.numerator if q.denominator == 1 else q
+    return x / y
+
+
 def _eval(expr: a.Expr, env: _Env) -> Any:
     """Three-valued: None is SQL's unknown/missing."""
     match expr:
@@ -481,7 +499,9 @@ def _eval(expr: a.Expr, env: _Env) -> Any:
             if not values:
                 return None
             return {
-                "avg": lambda: sum(values) / len(values),
+                "avg": lambda: _quotient(sum(_as_exact(v) for v in values), len(values))
+                if all(_is_exact(v) for v in values)
+                else sum(values) / len(values),
                 "sum": lambda: sum(values),
                 "min": lambda: min(values),
                 "max": lambda: max(values),
@@ -501,7 +521,7 @@ def _eval(expr: a.Expr, env: _Env) -> Any:
                     "+": lambda: x + y,
                     "-": lambda: x - y,
                     "*": lambda: x * y,
-                    "/": lambda: x / y,
+                    "/": lambda: _quotient(x, y),
                     "%": lambda: x % y,
                 }[op]()
             except OverflowError:  # an int too large for a float: no value

@@ -1,4 +1,4 @@
-"""Many queries over one reading of the input (``cepcli.many``): each query's matches are
+"""Many queries over one reading of the input (``cepcli.run``): each query's matches are
 those it finds alone (the oracle's), whatever engine, on a file or a pipe; each match says
 its query; the input options must agree."""
 

@@ -178,3 +178,21 @@ def test_the_result_says_what_it_is(tmp_path: Path) -> None:
         {"pairs": "PATTERN SEQ(A a, B b) WITHIN 5", "late": "PATTERN SEQ(B b, A a) WITHIN 1"}, str(data)
     )
     assert "pairs, late" in repr(many)
+
+
+def test_a_decimal_no_result_type_holds_is_one_line_and_leaves_no_parquet_file(tmp_path: Path) -> None:
+    data = tmp_path / "wide.csv"
+    data.write_text("ts,type,x\n1,A," + "1" * 79 + "\n2,B,1\n")
+    out = tmp_path / "m.parquet"
+    query = "PATTERN SEQ(A a, B b) WITHIN 5"
+    done = cli(
+        ["run", "-e", query, "-i", str(data), "--schema", "x:decimal", "--format", "parquet", "-o", str(out)]
+    )
+    assert done.returncode == 1 and not out.exists()
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"cepcli: error: {data}: row 0: column 'x' holds a decimal of 79 digits")
+    with pytest.raises(CepError, match="wide.csv: row 0: column 'x' holds a decimal of 79 digits"):
+        cepcli.find(query, str(data), schema={"x": "decimal"}).to_arrow()
+    # the same matches as jsonl: the value exactly
+    lines = cli(["run", "-e", query, "-i", str(data), "--schema", "x:decimal", "--format", "jsonl", "-q"])
+    assert lines.returncode == 0 and '"x":' + "1" * 79 in lines.stdout

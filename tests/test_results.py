@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,21 @@ from hypothesis import strategies as st
 import cepcli
 from cepcli.engines import ENGINES
 from tests.forms import Case, cases, cli, oracle_on_rows, reading, write
-from tests.oracle import MatchKey
+from tests.oracle import UNITS, MatchKey
 
 ROOT = Path(__file__).parent.parent
 FORMS = ["csv", "jsonl", "parquet", "frame"]
-KINDS = {"_row": pa.int64(), "ts": pa.timestamp("ns", tz="UTC"), "type": pa.string(), "g": pa.string()}
+KINDS = {"_row": pa.int64(), "type": pa.string(), "g": pa.string()}
+
+
+def time_type_is_the_inputs(ts: pa.DataType, time_form: str) -> bool:
+    """The time column keeps the input's form: date-times a timestamp, whole numbers int64,
+    fractions exact decimals (or float64 where the input held floats)."""
+    if time_form == "iso":
+        return bool(ts == pa.timestamp("ns", tz="UTC"))
+    if time_form in ("int", "epoch_ms"):
+        return bool(ts == pa.int64())
+    return bool(pa.types.is_decimal(ts) or ts == pa.float64())
 
 
 def keys_of(table: pa.Table) -> set[MatchKey]:
@@ -45,14 +56,19 @@ def keys_of(table: pa.Table) -> set[MatchKey]:
     return out
 
 
-def events_of(table: pa.Table) -> list[tuple[str, dict[str, Any], int]]:
+def events_of(table: pa.Table, unit: str = "s") -> list[tuple[str, dict[str, Any], int]]:
     """Every bound event of every match: its variable, its fields, its time in nanoseconds
-    (read from the Arrow array, not through Python's datetime)."""
+    (a timestamp read from the Arrow array, not through Python's datetime; a number exactly,
+    in ``unit``)."""
     out = []
     for name in table.column_names:
         column = table.column(name).combine_chunks()
         structs = column.flatten() if pa.types.is_list(column.type) else column.filter(column.is_valid())
-        times = structs.field("ts").cast(pa.int64()).to_pylist()
+        ts = structs.field("ts")
+        if pa.types.is_timestamp(ts.type):
+            times = ts.cast(pa.int64()).to_pylist()
+        else:
+            times = [int(Fraction(str(v)) * UNITS[unit]) for v in ts.to_pylist()]
         for fields, ns in zip(structs.to_pylist(), times, strict=True):
             out.append((name, fields, ns))
     return out
@@ -75,7 +91,9 @@ def test_arrow_result_is_the_oracles_matches_with_their_typed_values(
     for field in (f for c in arrow.schema for f in _struct(c.type)):
         if field.name in KINDS:
             assert field.type == KINDS[field.name], field
-    for name, fields, ns in events_of(arrow):
+        if field.name == "ts":
+            assert time_type_is_the_inputs(field.type, table.time_form), field
+    for name, fields, ns in events_of(arrow, table.unit):
         want = rows[fields["_row"]]
         assert ns == want["_ts"], (name, fields)
         assert fields["type"] == want["type"]
@@ -127,7 +145,7 @@ def test_kleene_is_a_list_in_row_order_and_pandas_has_real_dtypes(events: Path) 
 
     frame = cepcli.find(SEQ, events, schema={"p": "decimal"}).to_pandas()
     assert str(frame["a._row"].dtype) == "Int64"
-    assert str(frame["a.ts"].dtype) == "datetime64[ns, UTC]"
+    assert str(frame["a.ts"].dtype) == "Int64"  # whole seconds stay the input's numbers
     assert str(frame["a.x"].dtype) == "Int64"
     assert frame["a.p"].iloc[0] == Decimal("0.1")
     assert sorted(tuple(v) for v in frame["b._row"]) == [(1,), (1, 2), (2,)]

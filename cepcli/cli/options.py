@@ -143,7 +143,7 @@ def query_argument(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def queries_argument(command: Callable[..., Any]) -> Callable[..., Any]:
     """QUERY... (.sase files, or directories of them) or -e TEXT, each as often as wanted:
-    several queries are evaluated over one reading of the input (``cepcli.many``)."""
+    several queries are evaluated over one reading of the input (``cepcli.run``)."""
     command = click.option(
         "--expression",
         "-e",

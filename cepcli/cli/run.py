@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import suppress
 from typing import Any
 
 import click
@@ -204,6 +206,12 @@ def run_command(
         if not quiet:
             err.panel(live)
         click.get_current_context().exit(exit_code(stop))
+    except Exception:
+        if to_file and fmt == "parquet" and output is not None:  # a Parquet file is whole or absent
+            close_quietly(stream)
+            with suppress(OSError):
+                os.remove(output)
+        raise
     finally:
         if to_file:
             close_quietly(stream)

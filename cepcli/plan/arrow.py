@@ -6,7 +6,10 @@ The compiled conditions (``plan.python``) are the reference. Where the vectorise
 arithmetic could differ from them, the rows are marked *unsure*, and the caller has the
 reference decide them, one row at a time: an int64 overflow (the reference computes with
 exact integers), an integer beyond 2^53 meeting a float or a true division (the reference
-compares exactly and divides correctly rounded), a ``%`` with a non-finite operand, a
+compares exactly), a true division of integers whose quotient is no integer (the
+reference's is an exact fraction), a ``%`` with a non-finite operand, a number literal
+inside arithmetic whose double is not the decimal it is written as, in a comparison where
+the reference reads it as written, a
 time that falls between two time units (the reference uses an exact fraction), and a
 column of another type than those computed here exactly (decimals, uint64, a pipe's
 column not decided yet). So both give the same answer on every value;
@@ -23,6 +26,7 @@ import pyarrow.compute as pc
 
 from cepcli.arrays import arrow
 from cepcli.events import Kind, Schema
+from cepcli.plan.python import inexact_literal, literals_exact
 from cepcli.query import ast as a
 
 _EXACT = 2**53  # integers up to this convert to float64 exactly
@@ -110,6 +114,8 @@ def evaluate(expr: a.Expr, frame: Frame) -> tuple[np.ndarray, np.ndarray | None]
         case a.Bool(value):
             return np.full(frame.size, value, dtype=bool), None
         case a.Compare(op, left, right):
+            if _literal_in_arithmetic(expr, frame):
+                return np.zeros(frame.size, dtype=bool), _all(frame)
             (lhs, lu), (rhs, ru) = _value(left, frame), _value(right, frame)
             unsure = _either(lu, ru)
             try:
@@ -117,11 +123,42 @@ def evaluate(expr: a.Expr, frame: Frame) -> tuple[np.ndarray, np.ndarray | None]
             except _UNSURE:
                 return np.zeros(frame.size, dtype=bool), _all(frame)
             unsure = _either(unsure, _mixed(lhs, rhs, frame))
+            unsure = _either(unsure, _the_double(expr, lhs, rhs, frame))
             if isinstance(result, pa.Scalar):  # constants on both sides
                 return np.full(frame.size, result.as_py() is True, dtype=bool), unsure
             out = pc.fill_null(result, False)
             return np.asarray(out.to_numpy(zero_copy_only=False), dtype=bool), unsure
     raise TypeError(expr)
+
+
+def _literal_in_arithmetic(compare: a.Compare, frame: Frame) -> bool:
+    """A literal such as ``0.1`` inside arithmetic, where the reference computes with the
+    decimal it is written as (``literals_exact``) and this lowering with its double. (As a
+    side of the comparison itself, its double compares as the decimal does with every
+    double but itself, and with every integer up to 2^53: the others are unsure already.)"""
+    inner = [
+        n for side in (compare.left, compare.right) if not isinstance(side, a.Num) for n in a.iter_expr(side)
+    ]
+    return any(isinstance(n, a.Num) and inexact_literal(n.value) for n in inner) and literals_exact(
+        compare, frame.schema
+    )
+
+
+def _the_double(compare: a.Compare, lhs: object, rhs: object, frame: Frame) -> np.ndarray | None:
+    """A side that is a literal such as ``0.1``, read as written by the reference, and a
+    double on the other side equal to its double: only the reference says they differ."""
+    for side, other in ((compare.left, rhs), (compare.right, lhs)):
+        if (
+            isinstance(side, a.Num)
+            and inexact_literal(side.value)
+            and isinstance(other, pa.Array)
+            and pa.types.is_floating(other.type)
+            and literals_exact(compare, frame.schema)
+        ):
+            same = pc.fill_null(pc.equal(other, side.value), False).to_numpy(zero_copy_only=False)
+            if same.any():
+                return np.asarray(same, dtype=bool)
+    return None
 
 
 def _value(expr: a.Expr, frame: Frame) -> tuple[pa.Array | pa.Scalar, np.ndarray | None]:
@@ -159,6 +196,8 @@ def _arith(op: str, lhs: object, rhs: object, frame: Frame) -> tuple[pa.Array, n
     divisor = pc.if_else(zero, pa.scalar(None, _type(rhs)), rhs)  # by zero: missing
     if op == "/":
         unsure = _either(_big(lhs, frame), _big(rhs, frame))
+        if pa.types.is_integer(_type(lhs)) and pa.types.is_integer(_type(divisor)):
+            unsure = _either(unsure, _inexact(lhs, divisor, frame))
         return pc.divide(pc.cast(lhs, pa.float64()), pc.cast(divisor, pa.float64())), unsure
     x, y = _numpy(lhs, frame), _numpy(divisor, frame)
     with np.errstate(all="ignore"):
@@ -167,6 +206,17 @@ def _arith(op: str, lhs: object, rhs: object, frame: Frame) -> tuple[pa.Array, n
     if x[0].dtype.kind == "f" or y[0].dtype.kind == "f":
         unsure = ~(np.isfinite(x[0]) & np.isfinite(y[0])) & ~(x[1] | y[1])
     return pa.array(out, mask=x[1] | y[1]), unsure
+
+
+def _inexact(lhs: object, divisor: object, frame: Frame) -> np.ndarray | None:
+    """Integers whose quotient is no integer: the reference's is an exact fraction, which
+    a double need not be (the whole quotients of integers up to 2^53 are doubles exactly)."""
+    x, y = _numpy(lhs, frame), _numpy(divisor, frame)
+    present = ~(x[1] | y[1])
+    with np.errstate(all="ignore"):
+        rest = np.remainder(x[0], np.where(present & (y[0] != 0), y[0], 1))
+    found = present & (rest != 0)
+    return found if found.any() else None
 
 
 def _type(value: object) -> pa.DataType:

@@ -12,8 +12,19 @@ zero counts as missing, and so does a NaN that arithmetic makes (``inf - inf``).
 This is the reference meaning of the condition language: exact integer arithmetic
 (Python ints), IEEE doubles, exact comparisons between them, decimals as exact fractions,
 and times and durations as exact numbers of time units (an int, or a ``Fraction`` for a
-time between two units). The vectorised lowering (``plan.arrow``) is the other one of
-the same form, and leaves to these functions every row where it could differ.
+time between two units).
+
+Exact numbers stay exact (``_div``, ``_avg``, ``_sum``): ``/`` of two exact numbers (ints,
+decimals, times, durations) is their exact quotient (an int when whole, else a
+``Fraction``), and ``avg`` of exact numbers their exact mean; a float on either side makes
+``/`` (and a float among the values makes ``avg``) IEEE arithmetic. ``sum`` of ints is an
+exact int. A number literal is the decimal it is written as (``0.1`` is one tenth) in
+every comparison but one that reads a float column and no decimal, time or duration (or a
+column whose kind is not decided): there it is its double, as the float column is.
+``a.ts = 14.067`` is true for the event at 14.067 s, whatever the time unit.
+
+The vectorised lowering (``plan.arrow``) is the other one of the same form, and leaves
+to these functions every row where it could differ.
 """
 
 from __future__ import annotations
@@ -37,9 +48,25 @@ def _values(items: Sequence[Any]) -> list[Any]:
     return [v for v in items if v is not None]
 
 
+def _exact_number(value: Any) -> bool:
+    return isinstance(value, int | Fraction)
+
+
+def _div(x: Any, y: Any) -> Any:
+    """``x / y``: exact for exact numbers (an int when whole, else a ``Fraction``), IEEE
+    when a float is either (the caller has ruled out ``y == 0``)."""
+    if _exact_number(x) and _exact_number(y):
+        q = Fraction(x, y)
+        return q.numerator if q.denominator == 1 else q
+    return x / y
+
+
 def _avg(items: Sequence[Any]) -> Any:
     vals = _values(items)
-    return sum(vals) / len(vals) if vals else None
+    if not vals:
+        return None
+    total = sum(vals)
+    return _div(total, len(vals)) if _exact_number(total) else total / len(vals)
 
 
 def _sum(items: Sequence[Any]) -> Any:
@@ -70,6 +97,29 @@ def _exact(value: Any) -> Any:
     return number.numerator if number.denominator == 1 else number
 
 
+def literals_exact(compare: a.Expr, schema: Schema) -> bool:
+    """Are number literals the decimals they are written as in this comparison: it reads a
+    decimal, a time or a duration, or no float column (nor one whose kind is not decided)?"""
+    kinds = [
+        schema.kind(n.attr)
+        for n in a.iter_expr(compare)
+        if isinstance(n, a.Attr | a.Agg) and n.attr is not None
+    ]
+    if any(k is Kind.DECIMAL or k.timed for k in kinds):
+        return True
+    return all(k in (Kind.INT, Kind.BOOL, Kind.STR) for k in kinds)
+
+
+def inexact_literal(value: object) -> bool:
+    """A float literal whose double is not the decimal it is written as (``0.1``)."""
+    return (
+        isinstance(value, float)
+        and value == value
+        and abs(value) != float("inf")
+        and Fraction(repr(value)) != value
+    )
+
+
 _HELPERS: dict[str, Any] = {
     "_avg": _avg,
     "_sum": _sum,
@@ -77,6 +127,7 @@ _HELPERS: dict[str, Any] = {
     "_max": _max,
     "_count": _count,
     "_exact": _exact,
+    "_div": _div,
 }
 
 
@@ -115,7 +166,7 @@ class _Codegen:
     def value(self, expr: a.Expr) -> str:
         match expr:
             case a.Num(v):
-                if self.exact and isinstance(v, float) and v == v and abs(v) != float("inf"):
+                if self.exact and inexact_literal(v):
                     name = f"_c{len(self.constants)}"
                     self.constants[name] = Fraction(repr(v))  # the literal as written: 0.1 is 1/10
                     return name
@@ -148,6 +199,8 @@ class _Codegen:
                 rhs = self.value(right)
                 if op in ("/", "%"):
                     rhs = self.temp(rhs, " != 0")
+                if op == "/":
+                    return self.temp(f"_div({lhs}, {rhs})", " == {}")  # not NaN
                 return self.temp(f"({lhs} {op} {rhs})", " == {}")  # not NaN
         raise TypeError(expr)
 
@@ -160,10 +213,7 @@ class _Codegen:
             case a.Compare(op, left, right):
                 outer = self.guards
                 self.guards = []
-                self.exact = any(
-                    isinstance(n, a.Attr | a.Agg) and n.attr is not None and self.decimal(n.attr)
-                    for n in a.iter_expr(expr)
-                )
+                self.exact = literals_exact(expr, self.schema)
                 code = f"{self.value(left)} {_PY_OPS[op]} {self.value(right)}"
                 guards, self.guards = self.guards, outer
                 return "(" + " and ".join([*guards, code]) + ")"

@@ -64,8 +64,11 @@ def lower(
             )
     listed = set(query.strategy_vars) or positives
     out = []
+    used: set[str] = set()  # the listed variables some pair (or run) of some branch constrains
+    orders: list[list[Variable]] = []
     for k, branch in enumerate(branches):
         seq = _in_order(branch, strategy, at)
+        orders.append(seq)
         if strategy == "partition_contiguity" and not branch.equiv:
             raise QueryError("partition_contiguity needs the partition: add [attr] to the WHERE clause", at)
         suffix = "" if len(branches) == 1 else str(k + 1)
@@ -94,6 +97,7 @@ def lower(
             u, v = seq[i], seq[i + 1]
             if u.name not in listed or v.name not in listed:
                 continue
+            used.update((u.name, v.name))
             n = negation(f"{v.name}'{suffix}", v, i)
             if strategy == "skip_till_next_match":
                 earlier = {x.name for x in seq[: i + 1]} | {v.name}
@@ -105,6 +109,7 @@ def lower(
         for i, b in enumerate(seq):  # a Kleene variable's run: next-match's qualifying events, or contiguous
             if not b.kleene or b.name not in listed:
                 continue
+            used.add(b.name)
             n = negation(f"{b.name}''{suffix}", b, i, gaps=b.name)
             if strategy != "skip_till_next_match":
                 continue  # no row (of its key) between two of its elements; the run need not be maximal
@@ -117,7 +122,52 @@ def lower(
                     # (one that reads only the run so far, count(b[..i-1]) < 3, is the negation's too)
                     conditions.append(replace(mine, variables=mine.variables | {n.name}, negated=n.name))
         out.append(Branch((*branch.variables, *added), frozenset(order), tuple(conditions), branch.equiv))
+    if query.strategy_vars:
+        _check_list(query, used, orders)
     return out
+
+
+def _check_list(query: a.Query, used: set[str], orders: list[list[Variable]]) -> None:
+    """A listed strategy applies to two listed variables next to each other in a branch's
+    sequence (and to a listed Kleene variable's own run): a listed variable in no such pair
+    would constrain nothing, silently. An error at the first such variable."""
+    names = list(dict.fromkeys(query.strategy_vars))
+    idle = [n for n in names if n not in used]
+    if not idle:
+        return
+    spans = dict(zip(query.strategy_vars, query.strategy_var_spans, strict=False))
+    written = f"{query.strategy}({', '.join(query.strategy_vars)})"
+    rule = "it applies between listed variables next to each other in the SEQ, and within a listed Kleene run"
+    if len(idle) < len(names):
+        applies = ", ".join(n for n in names if n in used)
+        message = (
+            f"{written}: {_and(idle)} {'is' if len(idle) == 1 else 'are'} consecutive to no other"
+            f" listed variable (it applies to {applies} only): {rule}"
+        )
+    elif len(names) == 1:
+        message = (
+            f"{written} constrains nothing: {names[0]} is consecutive to no other listed variable: {rule}"
+        )
+    else:
+        between = _between(names, orders) if len(names) == 2 else ""
+        pairs = f"{_and(names)} are not" if len(names) == 2 else f"no two of {', '.join(names)} are"
+        message = f"{written} constrains nothing: {pairs} consecutive in the pattern{between}: {rule}"
+    raise QueryError(message, spans.get(idle[0], query.strategy_span))
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _between(names: list[str], orders: list[list[Variable]]) -> str:
+    """`` (b comes between them)``: what separates two listed variables in the first
+    branch's sequence that binds both."""
+    for seq in orders:
+        where = [i for i, v in enumerate(seq) if v.name in names]
+        if len(where) == 2:
+            inner = [v.name for v in seq[where[0] + 1 : where[1]]]
+            return f" ({_and(inner)} {'comes' if len(inner) == 1 else 'come'} between them)"
+    return ""
 
 
 def _negations(cond: Condition, written: Condition, at: Span) -> Condition:

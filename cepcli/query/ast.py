@@ -283,6 +283,8 @@ class Query:
         str, ...
     ] = ()  # WHERE strategy(v1, v2, ...): the variables it applies to (all: empty)
     strategy_span: Span = _span()  # where the strategy is written (its errors)
+    # where each of ``strategy_vars`` is written (its errors); not part of equality
+    strategy_var_spans: tuple[Span, ...] = field(default=(), compare=False, repr=False)
 
 
 def iter_structure(node: Structure) -> list[Prim | Kleene | Neg]:

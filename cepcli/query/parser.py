@@ -176,8 +176,16 @@ def _syntax_error(err: UnexpectedInput, text: str) -> QueryError:
     if "_PATTERN" in expected:
         return QueryError(f"a query starts with PATTERN (or FROM 'file'), found {found}", span)
     if expected in ({"NAME"}, {"NAME", "STRING"}):
+        if "STRING" in expected and _KEYWORD.fullmatch(str(token)):
+            start = token.start_pos if token.start_pos is not None else 0
+            column = text[:start].rstrip().endswith((".", "["))  # a column, or a type
+            quoted = f'"{token}"' if column else f"'{token}'"
+            return QueryError(f"expected a name, found {found}, a keyword: quote it, {quoted}", span)
         return QueryError(f"expected a name, found {found}", span)
     return QueryError(f"unexpected {found}; expected {_listed(expected)}", span)
+
+
+_KEYWORD = re.compile(r"(?i:pattern|from|where|within|seq|and|or|not|true|false)")
 
 
 def _listed(expected: set[str]) -> str:
@@ -276,7 +284,7 @@ class _ToAst(Transformer[Token, Any]):
 
     def start(self, meta: Meta, *parts: Any) -> a.Query:
         source, options = None, ()
-        where: tuple[str, a.Expr | None, tuple[str, ...], Span] = ("skip_till_any_match", None, (), NO_SPAN)
+        where: tuple[str, a.Expr | None, tuple[Token, ...], Span] = ("skip_till_any_match", None, (), NO_SPAN)
         structure: a.Structure | None = None
         window: a.Duration | None = None
         for part in parts:
@@ -298,8 +306,9 @@ class _ToAst(Transformer[Token, Any]):
             source,
             _span(meta),
             options,
-            where[2],
+            tuple(str(n) for n in where[2]),
             where[3],
+            tuple(_tok_span(n) for n in where[2]),
         )
 
     def from_clause(
@@ -376,21 +385,24 @@ class _ToAst(Transformer[Token, Any]):
                 raise QueryError("double negation: NOT of a NOT", item.span)
         raise QueryError("NOT applies to a single event 'Type var', not to a whole pattern", _span(meta))
 
-    def where_braced(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
+    def where_braced(
+        self, meta: Meta, *parts: Any
+    ) -> tuple[str, str, a.Expr | None, tuple[Token, ...], Span]:
         return self._where(parts)
 
-    def where_plain(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
+    def where_plain(self, meta: Meta, *parts: Any) -> tuple[str, str, a.Expr | None, tuple[Token, ...], Span]:
         return self._where(parts)
 
     def where_strategy_only(
         self, meta: Meta, *parts: Any
-    ) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
+    ) -> tuple[str, str, a.Expr | None, tuple[Token, ...], Span]:
         return self._where(parts)
 
-    def _where(self, parts: tuple[Any, ...]) -> tuple[str, str, a.Expr | None, tuple[str, ...], Span]:
+    def _where(self, parts: tuple[Any, ...]) -> tuple[str, str, a.Expr | None, tuple[Token, ...], Span]:
         """The strategy (the default: skip_till_any_match), its variables (all: none
         named), the condition, and where the strategy is written."""
-        strategy, names, at = "skip_till_any_match", (), NO_SPAN
+        strategy, at = "skip_till_any_match", NO_SPAN
+        names: tuple[Token, ...] = ()
         cond = None
         for part in parts:
             if isinstance(part, Token) and part.type == "STRATEGY":
@@ -401,8 +413,8 @@ class _ToAst(Transformer[Token, Any]):
                 cond = part
         return ("where", strategy, cond, names, at)
 
-    def strategy_vars(self, meta: Meta, *names: Token) -> tuple[str, ...]:
-        return tuple(str(n) for n in names)
+    def strategy_vars(self, meta: Meta, *names: Token) -> tuple[Token, ...]:
+        return names  # (their spans go with them)
 
     def window_sign(self, meta: Meta) -> Span:
         return _span(meta)  # where the '-' is, whatever blanks or comments precede it
@@ -508,6 +520,14 @@ class _ToAst(Transformer[Token, Any]):
             raise QueryError(f"expected {var}[..i-1]", _span(meta))
         text = f"{var}[..i-1]"
         return _Collection(str(var), None if attr is None else str(attr), a.Scope.PREFIX, text, _span(meta))
+
+    def attr_name(self, meta: Meta, tok: Token) -> str:
+        """A column: a name, or quoted (``a."AND"``, ``a.'x y'``)."""
+        if tok.type != "STRING":
+            return str(tok)
+        if len(tok) == 2:
+            raise QueryError('a quoted column needs a name: "" is an empty name', _tok_span(tok))
+        return _unquote(tok)
 
     def index_name(self, meta: Meta, name: Token) -> a.Index:
         key = str(name).lower()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cepcli.query import ast as a
 
 _PRECEDENCE = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -66,12 +68,13 @@ def print_expr(expr: a.Expr, parent: int = 0) -> str:
         case a.Bool(value):
             return "true" if value else "false"
         case a.Attr(var, attr, index):
-            return f"{var}.{attr}" if index is a.Index.PLAIN else f"{var}[{index.value}].{attr}"
+            column = column_name(attr)
+            return f"{var}.{column}" if index is a.Index.PLAIN else f"{var}[{index.value}].{column}"
         case a.Agg(func, var, attr, scope):
             inner = f"{var}[]" if scope is a.Scope.ALL else f"{var}[..i-1]"
-            return f"{func}({inner}{'' if attr is None else '.' + attr})"
+            return f"{func}({inner}{'' if attr is None else '.' + column_name(attr)})"
         case a.Equiv(attr):
-            return f"[{attr}]"
+            return f"[{column_name(attr)}]"
         case a.Abs(operand):
             return f"abs({print_expr(operand)})"
         case a.Minus(operand):
@@ -111,6 +114,18 @@ def _type_name(name: str) -> str:
     if name.isascii() and name.isidentifier() and name.lower() not in reserved:
         return name
     return _quote(name)
+
+
+# The grammar's NAME (grammar.lark): a column that is one is written bare, any other quoted.
+NAME = re.compile(r"(?!(?i:pattern|from|where|within|seq|and|or|not)\b)[^\W\d]\w*")
+
+
+def column_name(name: str) -> str:
+    """A column as a condition writes it: bare when it is a name, else quoted as SQL quotes
+    an identifier (``a."AND"``, ``a."x y"``; ``'...'`` when it holds a ``"``)."""
+    if NAME.fullmatch(name):
+        return name
+    return f"'{name}'" if '"' in name else f'"{name}"'
 
 
 def _quote(text: str) -> str:

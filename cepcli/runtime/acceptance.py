@@ -13,6 +13,7 @@ from cepcli.events import FAR_PAST, Event, Schema
 from cepcli.plan.pattern import Branch, Condition, Pattern, first_only
 from cepcli.plan.python import CompiledCondition, compile_condition
 from cepcli.runtime.buffer import EventBuffer
+from cepcli.runtime.cuts import Cuts, cuts_of
 from cepcli.runtime.matches import Deduplicator, Match
 from cepcli.runtime.negation import NegationCheck
 from cepcli.runtime.options import Instances
@@ -204,6 +205,7 @@ class CompiledBranch:
     def __init__(self, branch: Branch, schema: Schema) -> None:
         self.branch = branch
         self.slots = {v.name: i for i, v in enumerate(branch.variables)}
+        self._schema = schema
         self.conditions: list[CompiledCondition | None] = [
             None if c.prefilter else compile_condition(c.expr, self.slots, schema) for c in branch.conditions
         ]
@@ -224,6 +226,11 @@ class CompiledBranch:
                 others = tuple(sorted(self.slots[v] for v in cond.variables if v != var))
                 out.append((fn, self.slots[var], others))
         return tuple(out)
+
+    def growth_cuts(self, var: str) -> Cuts | None:
+        """The bounds that cut Kleene variable ``var``'s subsets as they grow
+        (``runtime.cuts``: ``count(b[]) <= 2``, ``max(b[].x) < k``, ...), or None."""
+        return cuts_of(self.branch, var, self.slots, self._schema)
 
     def next_element(
         self, var: str, each_new: Sequence[tuple[CompiledCondition, Condition]]

@@ -87,6 +87,7 @@ class _State:
             runtime.options,
             runtime.first_element(spec.var) if self.kleene else (),
             runtime.next_element(spec.var, self.each_new) if self.kleene else None,
+            runtime.growth_cuts(spec.var) if self.kleene else None,
         )
 
 

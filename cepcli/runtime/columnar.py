@@ -88,7 +88,7 @@ class Columns:
     # only ``events`` (events made before, as a Spark shard's)
     values: Callable[[np.ndarray], list[pa.Array]] | None = None
     decimal_text: frozenset[int] = frozenset()
-    # made once for every query evaluated over these rows (``cepcli.many``): two columns as
+    # made once for every query evaluated over these rows (``cepcli.run``): two columns as
     # codes of one dictionary (``_Run._codes``), and the events made for matches, by position
     codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
     made: dict[int, Event] = field(default_factory=dict)

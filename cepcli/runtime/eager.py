@@ -58,6 +58,8 @@ class _BranchRuntime(CompiledBranch):
         self.at_accept = self.bound(nfa.at_accept)
         # by a Kleene variable's slot: the conditions that cut its subsets at their first element
         self.firsts = {self.slots[v.name]: self.first_element(v.name) for v in branch.positives if v.kleene}
+        # and the bounds that cut them as they grow (``count(b[]) <= 2``: ``runtime.cuts``)
+        self.cuts = {self.slots[v.name]: self.growth_cuts(v.name) for v in branch.positives if v.kleene}
         # skip_till_next_match over a Kleene variable: by the state its run grows in (its
         # loop edge), the conditions that say what the run's next element is; an instance
         # there that lets such an event pass (by not taking it) can only break the strategy
@@ -176,6 +178,9 @@ class EagerRuntime:
             m[edge.slot] = elements
             if len(elements) == 1 and not first_holds(runtime.firsts[edge.slot], m, self.stats):
                 return None
+            cuts = runtime.cuts[edge.slot]
+            if cuts is not None and cuts.dead(m, elements, None):
+                return None  # it, and every instance that would grow from it, breaks a bound
         else:
             m[edge.slot] = event
         if not self._edge_conditions(runtime, edge, m, event):

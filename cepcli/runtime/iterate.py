@@ -3,8 +3,9 @@ generated lazily, never the power set in memory.
 
 Subsets are grown in stream order; each new element is checked against ``[attr]``
 and the element-wise conditions (``b[i]``, ``b[i-1]``, ``b[..i-1]``) at once, so a
-prefix that fails is never extended; the window bounds the span; with a group-by
-attribute (4.5.3) only events sharing its value are combined.
+prefix that fails is never extended; so is a prefix that breaks a bound a larger subset
+cannot mend (``count(b[]) <= 2``, ``runtime.cuts``); the window bounds the span; with a
+group-by attribute (4.5.3) only events sharing its value are combined.
 """
 
 from __future__ import annotations
@@ -19,16 +20,30 @@ from cepcli.plan.keys import present, same_key
 from cepcli.plan.pattern import Condition
 from cepcli.plan.python import CompiledCondition
 from cepcli.runtime.acceptance import FirstElement, first_holds
+from cepcli.runtime.cuts import Cuts, Sign
 from cepcli.runtime.options import EvalOptions
 from cepcli.runtime.stats import Stats
 
 Subset = tuple[Event, ...]
+_NONE: frozenset[Sign] = frozenset()
 
 
 class Iteration:
     """How one Kleene variable grows its subsets."""
 
-    __slots__ = ("lo", "hi", "each_new", "first", "equiv", "group", "window", "stats", "options", "next")
+    __slots__ = (
+        "lo",
+        "hi",
+        "each_new",
+        "first",
+        "equiv",
+        "group",
+        "window",
+        "stats",
+        "options",
+        "next",
+        "cuts",
+    )
 
     def __init__(
         self,
@@ -42,6 +57,7 @@ class Iteration:
         options: EvalOptions,
         first: FirstElement = (),
         next_match: Sequence[tuple[CompiledCondition, Condition]] | None = None,
+        cuts: Cuts | None = None,
     ) -> None:
         self.lo, self.hi = lo, hi
         self.each_new = tuple(each_new)
@@ -50,6 +66,9 @@ class Iteration:
         # says what the run's next element is can be read here: a run skips no event that
         # passes them, so each start has one run (its prefixes), never a power set
         self.next = tuple(next_match) if next_match is not None else None
+        # the bounds that only break as a subset grows (``count(b[]) <= 2``): a subset
+        # that breaks one is not grown further (``CompiledBranch.growth_cuts``)
+        self.cuts = cuts
         self.equiv = equiv
         self.group = group
         self.window = window
@@ -126,6 +145,8 @@ class Iteration:
         of thousands of elements cannot exhaust Python's recursion limit; the subsets come
         in the order of the recursive form, after the same checks (so the same counts)."""
         hi, lo, holds, element = self.hi, self.lo, self.window.holds, self.element
+        cuts = self.cuts
+        broken = self._broken(m, pool, last) if cuts is not None else []
         stack: list[tuple[Subset, int, int]] = []  # open prefixes: (prefix, its max ts, next candidate)
         current: Subset = ()
         top, start = max_ts, 0
@@ -152,6 +173,9 @@ class Iteration:
                         break  # the pool is in time order: later events only widen the span
                     if element(m, prefix, event):
                         grown = prefix + (event,)
+                        if cuts is not None and cuts.dead(m, grown, broken[j] if broken else _NONE):
+                            grown = None  # it, and every subset grown from it, breaks a bound
+                            continue
                         break
                 if grown is not None:
                     stack.append((prefix, prefix_top, j))
@@ -161,6 +185,20 @@ class Iteration:
                     break
             else:
                 return
+
+    def _broken(self, m: list[object], pool: list[Event], last: Event | None) -> list[frozenset[Sign]]:
+        """For a sum's cut (``Cuts.signs``): by position ``j`` in ``pool``, the signs that the
+        values still to be added after a subset ending before ``j`` (``pool[j:]`` and
+        ``last``) break. Empty when no cut depends on them."""
+        cuts = self.cuts
+        if cuts is None or not cuts.signs:
+            return []
+        out = [cuts.broken(m, [last] if last is not None else [])]
+        for event in reversed(pool):
+            after = out[-1]
+            out.append(after if len(after) == len(cuts.signs) else after | cuts.broken(m, [event]))
+        out.reverse()
+        return out
 
     def _runs(
         self, m: list[object], pool: list[Event], min_ts: int, max_ts: int, last: Event | None

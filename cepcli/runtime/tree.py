@@ -82,6 +82,7 @@ class _Edge:
             tree.options,
             tree.first_element(spec.var) if self.kleene else (),
             tree.next_element(spec.var, each_new) if self.kleene else None,
+            tree.growth_cuts(spec.var) if self.kleene else None,
         )
 
 

@@ -149,7 +149,7 @@ class ParquetReader:
         """The columns left away (``project``) of the rows with these ids (in this order),
         as ``batches`` would have read them. The row groups read are kept, the most
         recently used ``FETCH_BYTES`` of them: each is read once while the calls come in
-        file order, and once for all the queries of ``cepcli.many`` that fit."""
+        file order, and once for all the queries of ``cepcli.run`` that fit."""
         positions = rows - self.base
         groups = np.searchsorted(self.starts, positions, side="right") - 1
         order = np.argsort(groups, kind="stable")

@@ -71,7 +71,7 @@ class Prefilter:
     @classmethod
     def merged(cls, parts: Sequence[Prefilter]) -> Prefilter:
         """One prefilter for several patterns whose variables have bits of their own
-        (``cepcli.many``): a row's mask holds every query's variables that can use it."""
+        (``cepcli.run``): a row's mask holds every query's variables that can use it."""
         return cls._of(tuple(f for part in parts for f in part.variables), parts[0].schema)
 
     @classmethod

@@ -18,7 +18,8 @@ ids, quoting, null markers, kinds, times and bad rows are exactly the local run'
    skipped, as locally.
 4. **Evaluation** (``shards``, one task per shard, in parallel): time shards cut at the
    quantiles of the relevant rows' times, overlapping by the window (and, with ``[attr]``,
-   grouped by the key too); each owns the matches whose earliest event falls in its range.
+   grouped by the key too, but for ``strict_contiguity``: ``keyed``); each owns the matches
+   whose earliest event falls in its range.
    The events are the local run's: the split readers ship the columns of the local typed
    pieces, and the local row factory (``cepcli.sources.rows``) makes the events from them.
 5. **Output**: with ``--output DIR`` the executors write the matches (JSON lines, CSV or
@@ -38,25 +39,33 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cepcli.clock import Slice, Window
 from cepcli.engines import engine
-from cepcli.errors import CepError, InputError, LimitError, UsageError
+from cepcli.errors import CepError, InputError, LimitError, OutputError, UsageError
 from cepcli.events import Kind, Schema
-from cepcli.job import Compiled, Job, RunOptions, input_path, peak_rss_mb
 from cepcli.notes import Notes
 from cepcli.output import MatchCodec
 from cepcli.plan.pattern import Pattern
+from cepcli.prepare import Compiled, RunOptions, input_path
+from cepcli.run import Run, peak_rss_mb
 from cepcli.runtime.matches import Match
 from cepcli.runtime.stats import Stats, add_part, part_work
 from cepcli.signals import interruption
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.reading import MASK, ROW, TS, Reading, arrow_schema, read_split, ship_types
-from cepcli.spark.session import Interrupted, SparkError, cancel_on_ctrl_c, reason, session
+from cepcli.spark.session import (
+    Interrupted,
+    SparkError,
+    cancel_on_ctrl_c,
+    reason,
+    session,
+    worker_error,
+)
 from cepcli.spark.ship import ship
 from cepcli.spark.splits import Split
 
@@ -116,9 +125,9 @@ def run_spark_many(
     on_warning: Callable[[str], None] | None = None,
     stats: Stats | None = None,
 ) -> Stats:
-    """Several queries (``cepcli.many``'s) in one Spark job: the input is read, typed,
+    """Several queries (``cepcli.run.Run``'s) in one Spark job: the input is read, typed,
     checked and prefiltered once for all of them (each row's mask holds every query's bits,
-    ``cepcli.many.rebit``), then each query's time shards are evaluated from the cached rows
+    ``cepcli.run.rebit``), then each query's time shards are evaluated from the cached rows
     its variables can use. Every match goes to one sink, ``start(schema, pattern)``'s (called
     once), with its query's name; with ``spark.output``, each query's matches go to
     ``DIR/query=NAME/`` (jsonl lines begin with ``"query"``, as locally). The run's stats:
@@ -212,7 +221,7 @@ def _run(
     context = spark_session.sparkContext
     ship(context)
     stats.extra["spark_session_seconds"] = lap("session")
-    with spark_job(context) as (interrupted, held):
+    with new_output(spark_session, spark.output), spark_job(context) as (interrupted, held):
         splits = _splits(context, files, reading, spark.split_bytes)
         reading = _projected(reading, queries, options, splits)
         lap("splits")
@@ -294,9 +303,49 @@ def spark_job(context: Any) -> Iterator[tuple[Interrupted, list[Any]]]:
 
 
 @contextlib.contextmanager
+def new_output(spark_session: Any, directory: str | None) -> Iterator[None]:
+    """Within: the run writes its matches into ``directory`` (``--output DIR``, which Spark's
+    writers make), if not None. When the run fails or is interrupted, and the directory was
+    not there before, it is removed, once the cancelled tasks have stopped writing: no
+    ``_temporary/``, no part files of some shards (a directory that was there is left to
+    Spark's writer, which refuses it)."""
+    if directory is None:
+        yield
+        return
+    where = None
+    with contextlib.suppress(Exception):  # (a path Hadoop cannot name: Spark's writer says so)
+        jvm = spark_session.sparkContext._jvm
+        path = jvm.org.apache.hadoop.fs.Path(directory)
+        where = (path.getFileSystem(spark_session.sparkContext._jsc.hadoopConfiguration()), path)
+    existed = where is None or bool(where[0].exists(where[1]))
+    try:
+        yield
+    except BaseException:
+        if not existed and where is not None:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                _settled(spark_session.sparkContext)
+            with contextlib.suppress(Exception):
+                where[0].delete(where[1], True)
+        raise
+
+
+def _settled(context: Any, seconds: float = 10.0) -> None:
+    """Waits (``seconds`` at most) until no Spark job runs, nor any task: the tasks of a
+    failed or cancelled job stop after it has ended, and may still write."""
+    tracker = context._jsc.sc().statusTracker()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        running = sum(int(e.numRunningTasks()) for e in tracker.getExecutorInfos())
+        if not running and not len(tracker.getActiveJobIds()) and not len(tracker.getActiveStageIds()):
+            return
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
 def spark_failures(held: list[Any], interrupted: Interrupted | None = None) -> Iterator[None]:
     """A Spark, Java or py4j failure as one line (``SparkError``; ``CEPCLI_DEBUG=1`` shows
-    it whole; cepcli's own errors pass as they are; after Ctrl-C, ``interrupted``, the
+    it whole; cepcli's own errors pass as they are, those an executor raised too: the
+    worker's message, ``session.worker_error``; after Ctrl-C, ``interrupted``, the
     interruption), and the frames in ``held`` unpersisted at the end."""
     try:
         yield
@@ -307,6 +356,9 @@ def spark_failures(held: list[Any], interrupted: Interrupted | None = None) -> I
             raise interruption(interrupted.signum) from None  # the jobs were cancelled
         if os.environ.get("CEPCLI_DEBUG") == "1":
             raise
+        carried = worker_error(err)  # a cepcli error an executor raised: its own message
+        if carried is not None:
+            raise carried from None
         raise SparkError(reason(err, "the Spark job failed")) from None
     finally:
         for frame in held:
@@ -371,22 +423,13 @@ def _sample(
     notes: Notes | None = None,
 ) -> tuple[Reading, list[tuple[str, ...]]]:
     """Kinds, time reading, each query's frequency order and the types the columns travel
-    in, from the first file's sample, read locally (several queries: as ``cepcli.many``
+    in, from the first file's sample, read locally (several queries: as ``cepcli.run.Run``
     reads them, once)."""
-    from cepcli.many import Many
-
-    job: Job | Many
-    if len(queries) == 1:
-        job = Job(queries[0][1], inputs, options, stats=stats, notes=notes)
-    else:
-        job = Many(queries, inputs, options, stats=stats, notes=notes)
+    job = Run(dict(queries), inputs, options, stats=stats, notes=notes)
     try:
         schema = job.schema
         spec = job.time_reading
-        if isinstance(job, Job):
-            orders = [job.order() if options.order is None else options.order]
-        else:
-            orders = job._orders()
+        orders = job.orders()
         ship, exact, pending = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
@@ -824,7 +867,11 @@ def _deliver(
     if spark.output is not None:
         context.setJobDescription(f"cepcli: write the matches to {spark.output}")
         if work.typed:
-            scales, finer = spark_facts(json.loads(text) for kind, text in reported if kind == "typed")
+            typed = [json.loads(text) for kind, text in reported if kind == "typed"]
+            wide = too_wide(merged_digits(typed))
+            if wide is not None:  # before anything is written
+                raise OutputError(spark.output, wide)
+            scales, finer = spark_facts(typed)
             if finer:
                 notes.warn(
                     f"{finer:,} times of matched events had digits finer than a microsecond: Spark's"
@@ -974,7 +1021,7 @@ def _by_shard(
     out: pa.Schema,
 ) -> Any:
     """The relevant rows spread over the time shards (and, with ``[attr]``, grouped by it
-    too), each group evaluated by ``one_shard(shard, rows)`` into batches of rows of ``out``
+    too when ``keyed``), each group evaluated by ``one_shard(shard, rows)`` into batches of rows of ``out``
     (lazy), which go back to Spark as they come, a batch of at most ``SHIPPED_ROWS`` at a
     time (a shard's matches as one batch could pass what the JVM's Arrow takes at once)."""
     import typing
@@ -1008,12 +1055,21 @@ def _by_shard(
         len(labels), SHARD
     )
     keys = [F.col(SHARD)]
-    equiv = pattern.branches[0].equiv
-    if equiv:
-        for attr in equiv:
+    if keyed(pattern):
+        for attr in pattern.branches[0].equiv:
             spread_frame = spread_frame.filter(F.col(attr).isNotNull())
             keys.append(F.col(attr))
     return spread_frame.groupBy(*keys).applyInArrow(evaluate_group, _spark_schema(out))
+
+
+def keyed(pattern: Pattern) -> bool:
+    """Whether a shard's rows may be grouped by the ``[attr]`` key (each key evaluated on
+    its own, the rows without it left out): when the pattern has one and every variable's
+    events are of one key (``Variable.keyed``). Not under ``strict_contiguity``, whose
+    negation is any row at all between two events, whatever its key (or none): its rows are
+    the whole input's, in order; ``partition_contiguity`` and ``skip_till_next_match`` are
+    about the rows of the same key, and may be grouped."""
+    return bool(pattern.branches[0].equiv) and all(v.keyed for v in pattern.variables)
 
 
 # matches per row of the result, as they travel to the driver or the executors write them
@@ -1256,21 +1312,36 @@ def _typed_shard(
     show: tuple[str, ...] | None,
     result: pa.Schema,
     out: pa.Schema,
+    scales: Mapping[str, int] | None = None,
 ) -> pa.Table:
     """A shard's matches in the result schema as Spark receives it (``results.shipped``),
-    then its stats row and a ``typed`` row: its decimals' scales, its finer times."""
+    then its stats row and a ``typed`` row: its decimals' scales, its finer times, and the
+    digits its decimals need (``Widths``). When they need more than Spark's decimals hold,
+    no match is typed: with ``scales`` (the scales every decimal is cast to, known before:
+    ``cepcli.spark.find``) the task fails with the one-line ``LimitError``; else the
+    ``typed`` row says so (``digits``), and the driver does before it writes."""
     import pyarrow as pa
 
     from cepcli.results import Results, shipped
 
     results = Results(reading.schema, {None: pattern}, show)
+    widths = Widths(reading.schema, results.columns, scales)
     others = []
     for row in found:
         if row["kind"] == "match":
-            results.add(row["match"])
+            if widths.add(row["match"]):
+                results.add(row["match"])
         else:
             others.append(row)
-    table, facts = shipped(results.table(), result)
+    wide = widths.too_wide()
+    if wide is not None and scales is not None:
+        raise LimitError(wide)
+    facts: dict[str, Any] = {}
+    if wide is None:
+        table, facts = shipped(results.table(), result)
+    else:
+        table = result.empty_table()
+    facts["digits"] = widths.digits
     n = table.num_rows
     matches = pa.table([pa.array(["match"] * n), pa.nulls(n, pa.string()), *table.columns], schema=out)
     others.append({"kind": "typed", "text": json.dumps(facts)})
@@ -1283,6 +1354,110 @@ def _typed_shard(
         schema=out,
     )
     return pa.concat_tables([matches, rest])
+
+
+SPARK_DIGITS = 38  # the digits of Spark's widest decimal (DecimalType(38, s))
+
+
+class Widths:
+    """The digits the decimals of matched events need, by ``variable.column`` (as the
+    result's columns are): the most before the point and the row of such a value, the most
+    after it and its row. Spark's decimals hold ``SPARK_DIGITS`` in all, of a scale the
+    column shares: a column fits when its most before the point and its most after (of any
+    shard, ``scales``) add up to no more (``too_wide``)."""
+
+    def __init__(self, schema: Schema, columns: list[str], scales: Mapping[str, int] | None = None) -> None:
+        self.at = [(c, schema.index(c)) for c in columns if schema.kind(c) is Kind.DECIMAL]
+        self.nulls = schema.nulls
+        self.scales = dict(scales or {})
+        self.digits: dict[str, list[int]] = {}  # key -> [before, its row, after, its row]
+        self.wide = False
+        self.seen: set[tuple[str, int]] = set()  # (variable, row): an event counted
+
+    def add(self, match: Match) -> bool:
+        """Counts the digits of ``match``'s decimals: whether all still fit."""
+        if not self.at:
+            return True
+        for name, binding in match.bindings:
+            for event in binding if isinstance(binding, tuple) else (binding,):
+                if event is None or (name, event.row) in self.seen:
+                    continue
+                self.seen.add((name, event.row))
+                for column, i in self.at:
+                    counted = decimal_digits(event.values[i], self.nulls)
+                    if counted is None:
+                        continue
+                    key = f"{name}.{column}"
+                    most = self.digits.setdefault(key, [0, event.row, 0, event.row])
+                    if counted[0] > most[0]:
+                        most[0:2] = [counted[0], event.row]
+                    if counted[1] > most[2]:
+                        most[2:4] = [counted[1], event.row]
+                    if most[0] + max(most[2], self.scales.get(key, 0)) > SPARK_DIGITS:
+                        self.wide = True
+        return not self.wide
+
+    def too_wide(self) -> str | None:
+        """One line saying which column's decimals Spark cannot hold, or None."""
+        return too_wide(self.digits, self.scales)
+
+
+def too_wide(digits: Mapping[str, list[int]], scales: Mapping[str, int] | None = None) -> str | None:
+    """The first column (``variable.column``) of ``digits`` (``Widths.digits``, of one
+    shard or merged) whose decimals need more digits than Spark's hold, said in one line."""
+    for key, (before, row, after, after_row) in sorted(digits.items()):
+        scale = max(after, (scales or {}).get(key, 0))
+        if before + scale <= SPARK_DIGITS:
+            continue
+        if not scale:
+            need = f"{before} digits (row {row})"
+        elif after < scale:
+            need = f"{before} digits before the point (row {row}) and {scale} after it (its column's scale)"
+        elif row == after_row:
+            need = f"{before + scale} digits (row {row})"
+        else:
+            need = f"{before} digits before the point (row {row}) and {after} after it (row {after_row})"
+        return (
+            f"{key} is a decimal that needs {need}, and Spark's decimals hold {SPARK_DIGITS} digits at"
+            " most: the matches cannot be typed as Spark's (--output DIR --format parquet); write"
+            " --format jsonl or csv, or run without --spark"
+        )
+    return None
+
+
+def merged_digits(reports: Iterable[Mapping[str, Any]]) -> dict[str, list[int]]:
+    """The ``digits`` of the shards' ``typed`` reports as one: the most of each, its row."""
+    merged: dict[str, list[int]] = {}
+    for report in reports:
+        for key, (before, row, after, after_row) in dict(report.get("digits") or {}).items():
+            most = merged.setdefault(key, [before, row, after, after_row])
+            if before > most[0]:
+                most[0:2] = [before, row]
+            if after > most[2]:
+                most[2:4] = [after, after_row]
+    return merged
+
+
+def decimal_digits(value: object, nulls: frozenset[str]) -> tuple[int, int] | None:
+    """The digits before and after the point of a decimal value as the result types it
+    (its exact text, or a number); None for a missing one or one it leaves null."""
+    from decimal import Decimal, InvalidOperation
+
+    number: object = value
+    if isinstance(value, str):
+        if value in nulls:
+            return None
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = Decimal(value)
+    if not isinstance(number, Decimal) or not number.is_finite():
+        return None
+    sign, figures, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    return max(len(figures) + exponent, 0), max(-exponent, 0)
 
 
 def _decimals(field: pa.Field, decimal: set[str], scales: dict[str, int]) -> Any:

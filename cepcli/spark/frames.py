@@ -9,7 +9,7 @@ equal times by row id, as a local run with ``sort=True`` evaluates them.
 At call time, two small Spark jobs plan the evaluation:
 
 1. **The sample**: the first ``SAMPLE_ROWS`` rows, as Arrow on the driver, read by the local
-   ``Job``, decide the column kinds, how times are read and a chain engine's order, as the
+   ``Run``, decide the column kinds, how times are read and a chain engine's order, as the
    sample of a file does.
 2. **A first reading** (``mapInArrow``, each partition in its own task, with the kinds
    given): a report per partition, no rows: its rows, its bad rows, the rows some variable
@@ -41,13 +41,14 @@ from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
 from cepcli.errors import InputError, LimitError, UsageError
 from cepcli.events import Kind, Schema
-from cepcli.job import Compiled, Job, RunOptions, compile_text, peak_rss_mb, with_query_options
 from cepcli.keywords import as_python
 from cepcli.notes import Notes
 from cepcli.output import kept, variables
 from cepcli.plan.pattern import Pattern
+from cepcli.prepare import Compiled, RunOptions, compile_text, with_query_options
 from cepcli.query.options import ON_BAD_ROW
 from cepcli.query.parser import parse_query
+from cepcli.run import Run, peak_rss_mb
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
@@ -61,6 +62,7 @@ from cepcli.spark import (
     _decimals,
     _spark_schema,
     _typed_shard,
+    new_output,
     quantiles,
     spark_failures,
     write_result_parquet,
@@ -263,7 +265,7 @@ def _sample(
     from the DataFrame's first rows read locally (as ``cepcli.spark._sample`` reads a file's)."""
     context.setJobDescription(f"cepcli: sample the first {SAMPLE_ROWS:,} rows")
     sample = frame.limit(SAMPLE_ROWS).toArrow()
-    job = Job(compiled, options, run, data=sample, stats=Stats())
+    job = Run({compiled.path: compiled}, options, run, data=sample, stats=Stats())
     try:
         schema = job.schema
         spec = job.time_reading
@@ -479,18 +481,20 @@ def _typed(plan: Plan) -> Any:
     )
     typed_schema = shipped_schema(reading.schema, pattern, show)
     out = pa.schema([pa.field("kind", pa.string()), pa.field("text", pa.string()), *typed_schema])
-
-    def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
-        found = _typed_shard(_limited(evaluate(job, shard, table)), reading, pattern, show, typed_schema, out)
-        return iter(found.to_batches(max_chunksize=SHIPPED_ROWS))
-
-    result = _by_shard(data, bounds, pattern, one_shard, out)
     decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
     largest = dict.fromkeys(decimal, 0)
     for said in reports:
         for column, scale in said["scales"].items():
             largest[column] = max(largest[column], int(scale))
     scales = {f"{v}.{c}": s for v in variables(pattern) for c, s in largest.items()}
+
+    def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
+        # (a decimal Spark's of these scales cannot hold fails the task, in one line)
+        evaluated = _limited(evaluate(job, shard, table))
+        found = _typed_shard(evaluated, reading, pattern, show, typed_schema, out, scales)
+        return iter(found.to_batches(max_chunksize=SHIPPED_ROWS))
+
+    result = _by_shard(data, bounds, pattern, one_shard, out)
     matches = result.filter(F.col("kind") == "match")
     return matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
 
@@ -607,7 +611,8 @@ def run_frame(
     many = len(queries) > 1
     parts = {name: Stats(engine=options.engine) if many else stats for name, _ in queries}
     held: list[Any] = []
-    with spark_failures(held):  # (a run to the driver is also a spark_job: Ctrl-C cancels its jobs)
+    # (a run to the driver is also a spark_job: Ctrl-C cancels its jobs)
+    with new_output(spark_session, spark.output), spark_failures(held):
         if spark.table:
             df = spark_session.table(spark.table)
         else:

@@ -1,7 +1,7 @@
 """An executor reads one split with the local reader, and keeps the rows some variable can
 use (no pyspark here: this runs inside Spark's Python workers, and in the tests).
 
-The split is read exactly as the local run reads the file (``Job.pieces``, with the column
+The split is read exactly as the local run reads the file (``Run.pieces``, with the column
 kinds and time reading the driver decided from the file's sample), so quoting, null
 markers, kinds, time parsing, the columns typed and bad rows are the local run's. What
 comes out is one Arrow table of the kept rows a variable can use, each column holding what
@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 from cepcli.arrays import sorted_distinct
 from cepcli.errors import InputError
 from cepcli.events import Kind, Schema
-from cepcli.job import Compiled, Job, compile_text
-from cepcli.many import Many
+from cepcli.prepare import Compiled, compile_text
+from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import as_text, json_texts, kind_of_type
 from cepcli.sources.options import InputOptions
@@ -54,7 +54,7 @@ class Reading:
     ship: tuple[tuple[str, str], ...]  # column -> Arrow type name it travels as
     decimals: frozenset[int]  # the columns (by position) of exact decimals, travelling as text
     sample: str  # where the kinds came from (the driver's sample), for messages
-    queries: tuple[str, ...] = ()  # several queries read at once (``cepcli.many``: each its bits)
+    queries: tuple[str, ...] = ()  # several queries read at once (``cepcli.run.rebit``: each its bits)
     # Parquet evaluated by the columnar engine: the columns no condition reads, which the
     # splits leave unread (nulls) and the shards fetch for the matched rows (``Fetch``), from
     # these files (each with the row id of its first row), typed as the sample's ``pending``
@@ -64,7 +64,7 @@ class Reading:
 
 
 def ship_types(
-    job: Job | Many,
+    job: Run,
 ) -> tuple[tuple[tuple[str, str], ...], frozenset[int], tuple[tuple[int, Kind], ...]]:
     """The type each column travels in, and the columns of decimals, from the first piece of
     the job's input typed as the local run types it (the driver's sample, already read; the
@@ -122,15 +122,15 @@ def arrow_schema(reading: Reading) -> pa.Schema:
 _TYPES = {"int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
 
 
-def reader(reading: Reading, options: InputOptions, stats: Stats) -> Job | Many:
-    """The local reader of one split: the query's ``Job``, or with several queries a
-    ``Many`` (one mask per row for all of them)."""
+def reader(reading: Reading, options: InputOptions, stats: Stats) -> Run:
+    """The local reader of one split: the query's ``Run`` (with several queries, one mask
+    per row for all of them)."""
     if not reading.queries:
-        return Job(compile_text(reading.query, "<query>", options.unit), options, stats=stats)
+        return Run({"<query>": compile_text(reading.query, "<query>", options.unit)}, options, stats=stats)
     compiled = [
         (f"q{i}", compile_text(text, "<query>", options.unit)) for i, text in enumerate(reading.queries)
     ]
-    return Many(compiled, options, stats=stats)
+    return Run(dict(compiled), options, stats=stats)
 
 
 def read_split(
@@ -204,7 +204,7 @@ def read_table(
     try:
         if compiled is None:
             compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
-        job = Job(compiled, reading.inputs, data=table, stats=stats)
+        job = Run({compiled.path: compiled}, reading.inputs, data=table, stats=stats)
     except InputError as err:
         failure = err
     else:

@@ -18,7 +18,9 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import re
 import signal
 import socket
 import sys
@@ -153,7 +155,13 @@ def reachable(master: str) -> None:
 
 
 def reason(err: BaseException, what: str) -> str:
-    """One line for a Java, py4j or Spark failure."""
+    """One line for a Java, py4j or Spark failure: an executor's Python exception as its
+    worker raised it (its type and the first line of its message), else the first line."""
+    raised = worker_raised(err)
+    if raised is not None:
+        name, message = raised
+        said = f"{name.rsplit('.', 1)[-1]}: {message}" if message else name.rsplit(".", 1)[-1]
+        return f"{what}: in a Python worker: {said[:300]}"
     text = str(err).strip()
     java = getattr(err, "java_exception", None)
     if java is not None:
@@ -163,6 +171,64 @@ def reason(err: BaseException, what: str) -> str:
     if "JAVA_HOME" in first or "Java gateway" in first:
         return f"cannot start Spark: Java 17 or newer is needed ({first})"
     return f"{what}: {first[:300]}"
+
+
+class WorkerError(CepError):
+    """A cepcli error an executor raised, whose type the driver cannot make again from its
+    message (an ``InputError`` names its file and row): its message, as the worker said it,
+    and its exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*)(?:: ?(.*))?$")
+
+
+def worker_raised(err: BaseException) -> tuple[str, str] | None:
+    """The exception an executor's Python worker raised, as its traceback's last line says
+    it (``module.Type: message``): its type's name and its message's first line; None when
+    the failure holds no Python traceback (Spark's own, Java's). The last traceback of the
+    failure's text (pyspark's, then Java's message and causes) is the one raised."""
+    texts = [str(err)]
+    java = getattr(err, "java_exception", None)
+    if java is not None:
+        with contextlib.suppress(Exception):  # the JVM may be gone
+            texts.append(str(java.toString()))
+    found = None
+    for text in texts:
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if not line.rstrip().endswith("Traceback (most recent call last):"):
+                continue
+            for later in lines[i + 1 :]:  # the frames are indented; the exception's line is not
+                if later.strip() and not later[0].isspace():
+                    match = _RAISED.match(later.strip())
+                    if match:
+                        found = (match[1], (match[2] or "").strip())
+                    break
+    return found
+
+
+def worker_error(err: BaseException) -> CepError | None:
+    """A cepcli error an executor raised, for the driver to raise as the local run would
+    (the same type when its message is all it holds, else a ``WorkerError`` with the
+    message and exit code): None when the failure is no cepcli error of a worker's."""
+    raised = worker_raised(err)
+    if raised is None or not raised[0].startswith("cepcli."):
+        return None
+    module, _, name = raised[0].rpartition(".")
+    try:
+        kind = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    if not (isinstance(kind, type) and issubclass(kind, CepError)):
+        return None
+    message = raised[1] or name
+    if kind.__init__ is Exception.__init__:  # (LimitError, UsageError, ...): the message is all
+        return kind(message)
+    return WorkerError(message, kind.exit_code)
 
 
 @contextlib.contextmanager

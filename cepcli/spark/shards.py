@@ -7,7 +7,9 @@ last to its end) and receives every relevant row within a window of it (``cepcli
 ``[b_k - W, b_(k+1) + W]``, so that the window, and leading, trailing or enclosed
 negations, are judged on every event they depend on. It reports only the matches whose
 earliest event it owns: each match exactly once. A query with an ``[attr]`` equivalence is
-also grouped by that attribute (every event of a match shares it).
+also grouped by that attribute (every event of a match shares it, and so does every row a
+negation forbids), but not under ``strict_contiguity``, where any row between breaks a match,
+whatever its key (``cepcli.spark.keyed``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from cepcli.clock import Slice
 from cepcli.engines import engine, run_pattern
 from cepcli.errors import LimitError
 from cepcli.events import Event, Schema
-from cepcli.job import compile_text
 from cepcli.lines import found_lines
 from cepcli.notes import Notes
 from cepcli.output import MatchCodec, flat_row, match_line, variables
+from cepcli.prepare import compile_text
 from cepcli.runtime.columnar import Columns, Found, evaluate_found
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions
