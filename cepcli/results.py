@@ -252,11 +252,26 @@ def _too_wide_text(column: str, digits: int) -> str:
 
 def _digits(number: Decimal) -> int:
     """The digits a decimal type needs for ``number``: its integer digits and its scale."""
+    integer, scale = _places(number)
+    return max(integer + scale, 1)
+
+
+def _places(number: Decimal) -> tuple[int, int]:
+    """The digits of ``number`` before and after the point."""
     _, digits, exponent = number.as_tuple()
     assert isinstance(exponent, int)
-    scale = max(-exponent, 0)
-    integer = max(len(digits) + exponent, 0)
-    return max(integer + scale, 1)
+    return max(len(digits) + exponent, 0), max(-exponent, 0)
+
+
+def decimal_digits(value: object, nulls: frozenset[str]) -> tuple[int, int] | None:
+    """The digits before and after the point of a decimal value as the result types it
+    (its exact text, or a number); None for a missing one or one it leaves null."""
+    number = _decimal(value, nulls)
+    if isinstance(number, int) and not isinstance(number, bool):
+        number = Decimal(number)
+    if not isinstance(number, Decimal) or not number.is_finite():
+        return None
+    return _places(number)
 
 
 def typed_values(values: list[object], kind: Kind, nulls: frozenset[str]) -> pa.Array:

@@ -104,7 +104,8 @@ def test_a_decimal_wider_than_sparks_is_one_line_and_leaves_nothing(spark: Any, 
 def test_a_columns_decimals_fit_spark_by_their_most_digits_before_and_after_the_point() -> None:
     """Spark's decimal of a column has one scale: 30 digits before the point in one row and
     10 after it in another need 40, though neither value has more than 38."""
-    from cepcli.spark import decimal_digits, merged_digits, too_wide
+    from cepcli.results import decimal_digits
+    from cepcli.spark import merged_digits, too_wide
 
     assert decimal_digits(" 123.4500 ", frozenset()) == (3, 4)
     assert decimal_digits("1E+40", frozenset()) == (41, 0)

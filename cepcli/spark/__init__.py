@@ -1376,6 +1376,8 @@ class Widths:
 
     def add(self, match: Match) -> bool:
         """Counts the digits of ``match``'s decimals: whether all still fit."""
+        from cepcli.results import decimal_digits
+
         if not self.at:
             return True
         for name, binding in match.bindings:
@@ -1436,28 +1438,6 @@ def merged_digits(reports: Iterable[Mapping[str, Any]]) -> dict[str, list[int]]:
             if after > most[2]:
                 most[2:4] = [after, after_row]
     return merged
-
-
-def decimal_digits(value: object, nulls: frozenset[str]) -> tuple[int, int] | None:
-    """The digits before and after the point of a decimal value as the result types it
-    (its exact text, or a number); None for a missing one or one it leaves null."""
-    from decimal import Decimal, InvalidOperation
-
-    number: object = value
-    if isinstance(value, str):
-        if value in nulls:
-            return None
-        try:
-            number = Decimal(value.strip())
-        except InvalidOperation:
-            return None
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = Decimal(value)
-    if not isinstance(number, Decimal) or not number.is_finite():
-        return None
-    sign, figures, exponent = number.as_tuple()
-    assert isinstance(exponent, int)
-    return max(len(figures) + exponent, 0), max(-exponent, 0)
 
 
 def _decimals(field: pa.Field, decimal: set[str], scales: dict[str, int]) -> Any:
