@@ -15,14 +15,14 @@ through the same ``run.Run``.
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
-from cepcli.errors import UsageError
+from cepcli.errors import UsageError, as_python
 from cepcli.events import Schema
-from cepcli.keywords import as_python, for_python
 from cepcli.output import kept, match_object
 from cepcli.plan.pattern import Pattern
 from cepcli.prepare import QUERY_KEY, QueryText, RunOptions, prepare
@@ -32,7 +32,7 @@ from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import given_kinds
 from cepcli.sources.options import InputOptions
 
-__all__ = ["ManyMatches", "Matches", "find", "for_python"]
+__all__ = ["ManyMatches", "Matches", "find"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,25 +230,8 @@ def _find(
     )
 
 
-_KEYWORDS = (
-    "engine",
-    "order",
-    "type_col",
-    "time_col",
-    "time_unit",
-    "time_format",
-    "input_format",
-    "schema",
-    "null_values",
-    "header",
-    "columns",
-    "sort",
-    "max_delay",
-    "on_bad_row",
-    "max_matches",
-    "max_instances",
-    "chunk_rows",
-    "max_row_bytes",
-    "stats",
-    "show",
-)
+_KEYWORDS = tuple(
+    name
+    for name, parameter in inspect.signature(find).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)  # find's keyword arguments, for "did you mean"

@@ -6,7 +6,48 @@ translates it to a message and an exit code in one place (``cli.main``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+# An option a message names, as ``flag`` marks it: each face says it its own way (``said``).
+_OPEN, _CLOSE = "\u27e8", "\u27e9"
+_FLAG = re.compile(_OPEN + r"--([a-z][a-z-]*)(?: ([^" + _CLOSE + r"]*))?" + _CLOSE)
+# The options of ``cepcli run`` that are keyword arguments of ``cepcli.find`` (and of
+# ``cepcli.spark.find``), where the name is not the flag's with ``_`` for ``-``.
+_FLAGS_ONLY = ("input", "output", "format", "spark", "master", "partitions", "table", "verbose", "quiet")
+_SWITCHES = {"sort": "sort=True", "no-header": "header=False"}
+
+
+def flag(name: str, value: object = None) -> str:
+    """An option named in a message (``flag("max-delay", "5min")``): ``--max-delay 5min`` on
+    the command line, ``max_delay='5min'`` to a Python caller (``said``). ``value`` is as the
+    command line writes it (a ``--schema``'s ``x:float,y:str``)."""
+    return f"{_OPEN}--{name}{'' if value is None else ' ' + str(value)}{_CLOSE}"
+
+
+def said(message: str, face: str = "cli") -> str:
+    """``message`` with each option ``flag`` marked said as ``face`` says it: ``cli`` (the
+    flag, and its value), or ``python`` (the keyword argument of ``find``, its value in
+    Python: ``schema={'x': 'float'}``, ``time_unit='s'``, ``sort=True``; an option that is no
+    keyword stays the flag)."""
+    if face == "cli":
+        return _FLAG.sub(lambda found: found.group(0)[1:-1], message)
+    return _FLAG.sub(_keyword, message)
+
+
+def _keyword(found: re.Match[str]) -> str:
+    name, value = found.group(1), found.group(2)
+    if name in _FLAGS_ONLY:
+        return found.group(0)[1:-1]
+    if value is None:
+        return _SWITCHES.get(name, name.replace("-", "_") + "=")
+    value = value.strip("'")
+    if name == "schema" and ":" in value:
+        pairs = (pair.rpartition(":") for pair in value.rstrip(",.").split(","))
+        return "schema={" + ", ".join(f"{column!r}: {kind!r}" for column, _, kind in pairs) + "}"
+    return f"{name.replace('-', '_')}={int(value) if value.isdigit() else value!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +64,17 @@ NO_SPAN = Span(0, 0)
 
 
 class CepError(Exception):
-    """Base of every error cepcli reports to a user."""
+    """Base of every error cepcli reports to a user. Its message names options with
+    ``flag``: ``str`` and ``render`` say them as the command line does (``as_python``
+    re-raises it said as ``find``'s keywords)."""
 
     exit_code = 1
 
     def render(self) -> str:
         return str(self)
+
+    def __str__(self) -> str:
+        return said(super().__str__())
 
 
 @dataclass
@@ -50,7 +96,7 @@ class QueryError(CepError):
         return QueryError(self.message, self.span, source, filename)
 
     def render(self) -> str:
-        return caret_snippet(self.filename, self.source, self.span, self.message)
+        return caret_snippet(self.filename, self.source, self.span, said(self.message))
 
     def __str__(self) -> str:
         return self.render()
@@ -75,7 +121,7 @@ class OutputError(CepError):
         super().__init__(self.reason)
 
     def render(self) -> str:
-        return f"{self.path}: cannot write: {self.reason}"
+        return f"{self.path}: cannot write: {said(self.reason)}"
 
     def __str__(self) -> str:
         return self.render()
@@ -98,7 +144,7 @@ class InputError(CepError):
         where = self.filename or "<input>"
         if self.row is not None:
             where += f": row {self.row}"
-        return f"{where}: {self.message}"
+        return f"{where}: {said(self.message)}"
 
     def __str__(self) -> str:
         return self.render()
@@ -148,3 +194,22 @@ class EngineDisagreement(CepError):
     """Engines returned different matches for the same query and input (exit code 1)."""
 
     exit_code = 1
+
+
+@contextmanager
+def as_python() -> Iterator[None]:
+    """Errors raised within name options as ``find``'s keyword arguments (``said(...,
+    "python")``) instead of the command line's flags."""
+    try:
+        yield
+    except QueryError as err:
+        raise replace(err, message=said(err.message, "python")) from None
+    except InputError as err:
+        raise replace(err, message=said(err.message, "python")) from None
+    except OutputError as err:
+        raise replace(err, reason=said(err.reason, "python")) from None
+    except CepError as err:
+        again = type(err).__new__(type(err))
+        again.__dict__.update(err.__dict__)
+        again.args = (said(Exception.__str__(err), "python"),)
+        raise again from None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cepcli.errors import said
+
 
 class Notes:
     """The warnings of one run: ``said`` keeps them (in order, each once), ``tell`` hears
@@ -31,7 +33,9 @@ class Notes:
         self.held.clear()
 
     def warn(self, message: str) -> None:
-        """Say something once (a second warning of the same text is dropped)."""
+        """Say something once (a second warning of the same text is dropped); the options it
+        names (``flag``) as the command line says them."""
+        message = said(message)
         if message in self.said:
             return
         self.said.append(message)

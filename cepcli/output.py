@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from cepcli.clock import duration_text, iso_text
-from cepcli.errors import UsageError
+from cepcli.errors import UsageError, flag
 from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
@@ -303,7 +303,9 @@ def kept(schema: Schema, show: Sequence[str] | None) -> tuple[int, ...] | None:
         return None
     unknown = [c for c in show if c not in schema.columns]
     if unknown:
-        raise UsageError(f"--show names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})")
+        raise UsageError(
+            f"{flag('show')} names no column {unknown[0]!r} (columns: {', '.join(schema.columns)})"
+        )
     return tuple(schema.index(c) for c in dict.fromkeys(show))
 
 

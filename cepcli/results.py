@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.errors import InputError, UsageError
+from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Event, Kind, Schema
 from cepcli.output import exact_number_text, kept, variables
 from cepcli.plan.pattern import Pattern
@@ -246,7 +246,8 @@ def _too_wide_text(column: str, digits: int) -> str:
     return (
         f"column {column!r} holds a decimal of {digits} digits, more than a typed result holds"
         f" ({WIDEST}: Arrow's widest decimal), so the matches cannot be typed (to_arrow, to_pandas,"
-        f" --format parquet); read the column as text (--schema {column}:str) or write jsonl or csv"
+        f" --format parquet); read the column as text ({flag('schema', f'{column}:str')})"
+        " or write jsonl or csv"
     )
 
 

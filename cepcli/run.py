@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from cepcli.engines import engine, run_pattern, start
-from cepcli.errors import InputError, QueryError, UsageError
+from cepcli.errors import InputError, QueryError, UsageError, flag
 from cepcli.events import Event, Schema
 from cepcli.notes import Notes
 from cepcli.plan.pattern import Pattern
@@ -122,7 +122,7 @@ def check_order(pattern: Pattern, order: tuple[str, ...]) -> None:
     unknown = [v for v in order if v not in names]
     if unknown or len(set(order)) != len(order) or not positives <= set(order):
         raise UsageError(
-            f"--order lists variables rarest first, each once, every positive one included"
+            f"{flag('order')} lists variables rarest first, each once, every positive one included"
             f" (the pattern has {', '.join(names)})" + (f"; unknown: {', '.join(unknown)}" if unknown else "")
         )
 
@@ -153,7 +153,9 @@ class Run:
         self.named = len(self.names) > 1 if named is None else named
         if self.run.order is not None:
             if len(self.queries) > 1:
-                raise UsageError("--order names the variables of one query: not with several queries")
+                raise UsageError(
+                    f"{flag('order')} names the variables of one query: not with several queries"
+                )
             check_order(self.queries[0].pattern, self.run.order)
         patterns, offset = [], 0
         for compiled in self.queries:

@@ -12,8 +12,7 @@ import pyarrow as pa
 import pytest
 
 import cepcli
-from cepcli.api import for_python
-from cepcli.errors import CepError, InputError, QueryError, UsageError
+from cepcli.errors import CepError, InputError, QueryError, UsageError, flag, said
 
 QUERY = "PATTERN SEQ(A a, B b) WHERE a.y > b.y WITHIN 5"
 
@@ -80,24 +79,60 @@ def test_a_time_going_back_says_sort_true(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "message,said",
+    "message,cli_said,python_said",
     [
         (
+            f"give {flag('schema', 'x:float,y:str')} to compare numbers",
             "give --schema x:float,y:str to compare numbers",
             "give schema={'x': 'float', 'y': 'str'} to compare numbers",
         ),
-        ("give --time-format %Y%m%d%H%M to read them", "give time_format='%Y%m%d%H%M' to read them"),
-        ("(or --time-unit s to keep seconds)", "(or time_unit='s' to keep seconds)"),
-        ("--on-bad-row is one of fail, skip", "on_bad_row= is one of fail, skip"),
-        ("use --on-bad-row skip", "use on_bad_row='skip'"),
         (
-            "a lazy engine (--engine tree, or --engine chain)",
-            "a lazy engine (engine='tree', or engine='chain')",
+            f"give {flag('time-format', '%Y%m%d%H%M')} to read them",
+            "give --time-format %Y%m%d%H%M to read them",
+            "give time_format='%Y%m%d%H%M' to read them",
         ),
-        ("see --max-row-bytes)", "see max_row_bytes=)"),
-        ("--no-header needs --columns", "header=False needs columns="),
-        ("no flag here: a.x -- b.x", "no flag here: a.x -- b.x"),
+        (
+            f"give {flag('time-format', repr('%d/%m/%Y'))}",
+            "give --time-format '%d/%m/%Y'",
+            "give time_format='%d/%m/%Y'",
+        ),
+        (
+            f"(or {flag('time-unit', 's')} to keep seconds)",
+            "(or --time-unit s to keep seconds)",
+            "(or time_unit='s' to keep seconds)",
+        ),
+        (
+            f"{flag('on-bad-row')} is one of fail, skip",
+            "--on-bad-row is one of fail, skip",
+            "on_bad_row= is one of fail, skip",
+        ),
+        (f"use {flag('on-bad-row', 'skip')}", "use --on-bad-row skip", "use on_bad_row='skip'"),
+        (
+            f"a lazy engine ({flag('engine', 'tree')}, or {flag('engine', 'columnar')})",
+            "a lazy engine (--engine tree, or --engine columnar)",
+            "a lazy engine (engine='tree', or engine='columnar')",
+        ),
+        (f"see {flag('max-row-bytes')})", "see --max-row-bytes)", "see max_row_bytes=)"),
+        (f"at most {flag('max-row-bytes', 16)}", "at most --max-row-bytes 16", "at most max_row_bytes=16"),
+        (
+            f"{flag('no-header')} needs {flag('columns')}; or {flag('sort')}",
+            "--no-header needs --columns; or --sort",
+            "header=False needs columns=; or sort=True",
+        ),
+        (
+            f"with {flag('spark')} {flag('output', 'DIR')}",
+            "with --spark --output DIR",
+            "with --spark --output DIR",
+        ),
+        (
+            "no flag here: a.x -- b.x --schema",
+            "no flag here: a.x -- b.x --schema",
+            "no flag here: a.x -- b.x --schema",
+        ),
     ],
 )
-def test_flags_are_said_as_keyword_arguments(message: str, said: str) -> None:
-    assert for_python(message) == said
+def test_an_option_in_a_message_is_said_by_each_face(message: str, cli_said: str, python_said: str) -> None:
+    """An option a message names (``flag``) is the flag on the command line and the keyword
+    argument from Python; text that merely looks like a flag is left alone."""
+    assert said(message) == cli_said
+    assert said(message, "python") == python_said

@@ -64,9 +64,9 @@ def test_valid_conditions_pass(where: str) -> None:
 def test_a_column_of_unknown_kind_cannot_be_a_number(where: str) -> None:
     """No value in the sample: used as a number, it is an error saying how to give its
     kind (read as text, it would silently match nothing)."""
-    err = _error(where)
-    assert "the input's column 'note' has no value in its first rows, so its kind is unknown" in err.message
-    assert "give --schema note:int" in err.message
+    said = str(_error(where))  # (as the command line says it)
+    assert "the input's column 'note' has no value in its first rows, so its kind is unknown" in said
+    assert "give --schema note:int (or :float, see --schema)" in said
 
 
 def test_query_without_where_passes() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cepcli.errors import QueryError, Span
+from cepcli.errors import QueryError, Span, flag
 from cepcli.events import Kind, Schema
 from cepcli.query import ast as a
 from cepcli.query.limits import ordinal
@@ -214,8 +214,8 @@ def _check_known(expr: a.Expr, schema: Schema, needed: str) -> None:
         kind = "int (or float)" if needed == _NUMBER else "bool"
         raise QueryError(
             f"the input's column {expr.attr!r} has no value in its first rows, so its kind is unknown:"
-            f" to use it as {_article(needed)}, give --schema {expr.attr}:{kind.split()[0]}"
-            f" ({'or :float, ' if needed == _NUMBER else ''}see --schema)",
+            f" to use it as {_article(needed)}, give {flag('schema', f'{expr.attr}:{kind.split()[0]}')}"
+            f" ({'or :float, ' if needed == _NUMBER else ''}see {flag('schema')})",
             expr.span,
         )
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cepcli.errors import flag
+
 
 @dataclass(slots=True)
 class Stats:
@@ -136,11 +138,11 @@ def too_many_instances(engine: str, limit: int) -> str:
     why = (
         "the eager NFA keeps one instance per partial match, which under skip-till-any-match"
         " grows with every subset of a Kleene or AND candidate set in the window; a lazy engine"
-        " (--engine tree, or --engine chain) stores each event once"
+        f" ({flag('engine', 'tree')}, or {flag('engine', 'chain')}) stores each event once"
         if engine == "eager"
         else "partial matches pile up in the window"
     )
     return (
-        f"more than {limit:,} live instances (--max-instances): {why}."
-        " Narrow the window or the conditions, or raise --max-instances"
+        f"more than {limit:,} live instances ({flag('max-instances')}): {why}."
+        f" Narrow the window or the conditions, or raise {flag('max-instances')}"
     )

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from cepcli.arrays import arrow
-from cepcli.errors import InputError
+from cepcli.errors import InputError, flag
 from cepcli.sources.batches import RawBatch, RowIds
 from cepcli.sources.options import InputOptions, check_width
 from cepcli.sources.raw import RawInput
@@ -206,7 +206,8 @@ def reason(err: BaseException, limit: int) -> str:
     text = text.removeprefix("CSV parse error: ")
     if "straddling" in text:
         return (
-            f"a row with quoted line breaks is longer than the limit of {limit} bytes (see --max-row-bytes)"
+            f"a row with quoted line breaks is longer than the limit of {limit} bytes"
+            f" (see {flag('max-row-bytes')})"
         )
     if "Empty CSV file" in text:
         return "the input is empty (no header row)"

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pajson
 
-from cepcli.errors import InputError
+from cepcli.errors import InputError, flag
 from cepcli.events import Kind
 from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.kinds import SAMPLE_ROWS
@@ -97,7 +97,8 @@ class JsonlReader:
                 self.tail = buf
                 if len(buf) > self.limit:
                     raise InputError(
-                        f"a line is longer than the limit of {self.limit} bytes (see --max-row-bytes)",
+                        f"a line is longer than the limit of {self.limit} bytes"
+                        f" (see {flag('max-row-bytes')})",
                         filename=self.name,
                     )
                 continue

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cepcli.arrays import arrow
-from cepcli.errors import UsageError
+from cepcli.errors import UsageError, flag
 from cepcli.events import Kind
 from cepcli.sources.text import (
     ARROW_TYPES,
@@ -79,14 +79,14 @@ def parse_schema(text: str) -> tuple[tuple[str, Kind], ...]:
         name, sep, kind = part.rpartition(":")
         if not sep or not name or kind.strip().lower() not in KIND_NAMES:
             raise UsageError(
-                "--schema takes column:kind pairs, kinds int, float, decimal, bool, time or str"
+                f"{flag('schema')} takes column:kind pairs, kinds int, float, decimal, bool, time or str"
                 f" (got {part!r})"
             )
         out.append((name.strip(), KIND_NAMES[kind.strip().lower()]))
     names = [n for n, _ in out]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise UsageError(f"--schema names a column twice ({', '.join(twice)})")
+        raise UsageError(f"{flag('schema')} names a column twice ({', '.join(twice)})")
     return tuple(out)
 
 

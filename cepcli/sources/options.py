@@ -10,7 +10,7 @@ from numbers import Integral
 from typing import Any
 
 from cepcli.clock import TIME_UNITS, UNITS
-from cepcli.errors import InputError, UsageError
+from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Kind
 from cepcli.query import ast as a
 from cepcli.query.options import FORMATS, ON_BAD_ROW
@@ -61,7 +61,9 @@ class InputOptions:
     def unit(self) -> int:
         """Nanoseconds per time unit."""
         if self.time_unit is not None and self.time_unit not in UNITS:
-            raise UsageError(f"--time-unit is one of {', '.join(TIME_UNITS)} (got {self.time_unit!r})")
+            raise UsageError(
+                f"{flag('time-unit')} is one of {', '.join(TIME_UNITS)} (got {self.time_unit!r})"
+            )
         return UNITS[self.time_unit or "s"]
 
     @property
@@ -70,10 +72,10 @@ class InputOptions:
         nanoseconds hold (a longer one is a usage error)."""
         if self.max_delay is None:
             return None
-        ns = duration_ns(self.max_delay, self.unit, "--max-delay")
+        ns = duration_ns(self.max_delay, self.unit, flag("max-delay"))
         if ns > LONGEST_DELAY:
             raise UsageError(
-                f"--max-delay: {self.max_delay!r} is longer than the longest delay,"
+                f"{flag('max-delay')}: {self.max_delay!r} is longer than the longest delay,"
                 f" {LONGEST_DELAY // (86_400 * 10**9)} days (int64 nanoseconds)"
             )
         return ns
@@ -85,27 +87,32 @@ class InputOptions:
     def check(self) -> None:
         """Option combinations that cannot work, as usage errors."""
         if not self.header and not self.columns:
-            raise UsageError("--no-header needs --columns c1,c2,... to name the columns")
+            raise UsageError(f"{flag('no-header')} needs {flag('columns')} c1,c2,... to name the columns")
         if self.header and self.columns:
-            raise UsageError("--columns names the columns of a headerless file: add --no-header")
+            raise UsageError(
+                f"{flag('columns')} names the columns of a headerless file: add {flag('no-header')}"
+            )
         if self.columns and len(set(self.columns)) != len(self.columns):
             twice = sorted({c for c in self.columns if self.columns.count(c) > 1})
-            raise UsageError(f"--columns names a column twice ({', '.join(twice)})")
+            raise UsageError(f"{flag('columns')} names a column twice ({', '.join(twice)})")
         if self.on_bad_row not in ON_BAD_ROW:
-            raise UsageError(f"--on-bad-row is one of {', '.join(ON_BAD_ROW)}")
+            raise UsageError(f"{flag('on-bad-row')} is one of {', '.join(ON_BAD_ROW)}")
         _ = self.unit  # (a --time-unit that is none of the units says so)
         rows = self.chunk_rows
         if isinstance(rows, bool) or not isinstance(rows, Integral) or rows < 1:
-            raise UsageError(f"--chunk-rows is a number of rows, 1 or more (got {self.chunk_rows!r})")
+            raise UsageError(f"{flag('chunk-rows')} is a number of rows, 1 or more (got {self.chunk_rows!r})")
         if self.format is not None and self.format not in FORMATS:
-            raise UsageError(f"--input-format is one of {', '.join(FORMATS)}")
+            raise UsageError(f"{flag('input-format')} is one of {', '.join(FORMATS)}")
         if self.time_format is not None and self.time_unit is not None:
-            raise UsageError("--time-format reads text dates; --time-unit reads numbers: give one of them")
+            raise UsageError(
+                f"{flag('time-format')} reads text dates; {flag('time-unit')} reads numbers: give one of them"
+            )
         if self.max_delay is not None:
             _ = self.delay
             if self.sort:
                 raise UsageError(
-                    "--sort sorts the whole input; --max-delay reorders rows up to a bound: give one of them"
+                    f"{flag('sort')} sorts the whole input; {flag('max-delay')} reorders rows up to a"
+                    " bound: give one of them"
                 )
 
 

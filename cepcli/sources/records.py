@@ -31,7 +31,7 @@ from typing import IO
 
 import numpy as np
 
-from cepcli.errors import InputError
+from cepcli.errors import InputError, flag
 
 READ_BYTES = 1 << 20
 MARKER = "\x00cepcli-long-row:"
@@ -216,11 +216,12 @@ class RecordStream(io.RawIOBase):
     def _long(self, size: int, header: bool) -> bytes:
         if header:
             raise InputError(
-                f"the header row is {size} bytes long (the limit is {self.limit} bytes, see --max-row-bytes)",
+                f"the header row is {size} bytes long (the limit is {self.limit} bytes,"
+                f" see {flag('max-row-bytes')})",
                 filename=self.name,
             )
         return self._marker(
-            f"the row is {size} bytes long (the limit is {self.limit} bytes, see --max-row-bytes)"
+            f"the row is {size} bytes long (the limit is {self.limit} bytes, see {flag('max-row-bytes')})"
         )
 
     def _marker(self, why: str) -> bytes:

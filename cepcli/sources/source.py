@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cepcli.arrays import arrow
-from cepcli.errors import InputError, UsageError
+from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
 from cepcli.runtime.columnar import Columns, one_array
@@ -122,9 +122,9 @@ class Source:
             )
         for role, col in (("type", options.type_col), ("time", options.time_col)):
             if col not in columns:
-                flag = "--type-col" if role == "type" else "--time-col"
+                named = flag("type-col" if role == "type" else "time-col")
                 raise InputError(
-                    f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {flag})"
+                    f"no {role} column {col!r} (columns: {', '.join(columns)}; choose one with {named})"
                     + index_hint(reader, col),
                     filename=self.name,
                 )
@@ -132,7 +132,8 @@ class Source:
         unknown = [c for c in given if c not in columns]
         if unknown:
             raise UsageError(
-                f"--schema names no column {unknown[0]!r} of the input (columns: {', '.join(columns)})"
+                f"{flag('schema')} names no column {unknown[0]!r} of the input"
+                f" (columns: {', '.join(columns)})"
             )
         wanted = 1 if reader.streaming else SAMPLE_ROWS
         have = min(self._fill(wanted), wanted)
@@ -166,7 +167,7 @@ class Source:
         if held is not None:
             raise InputError(
                 f"the time column {options.time_col!r} holds {held}: a time column holds numbers,"
-                " date-time text or timestamps (choose it with --time-col)",
+                f" date-time text or timestamps (choose it with {flag('time-col')})",
                 filename=self.name,
             )
         spec = decide(time_values, nulls, options.unit, options.time_format)
@@ -657,11 +658,11 @@ class _Checks:
         whose = "the previous row's" if held[1] == int(batch.rows[p]) - 1 else f"row {held[1]}'s"
         if self.delay is not None:
             return (
-                f"timestamp {value!r} comes later than --max-delay {self.delay_text} allows: it is"
+                f"timestamp {value!r} comes later than {flag('max-delay', self.delay_text)} allows: it is"
                 f" more than that before {whose} {held[0]!r}, the latest time read"
             )
         return (
             f"timestamp {value!r} is earlier than {whose} {held[0]!r}"
-            " (the input must be in time order; pass --sort to sort it, or --max-delay 5min to take"
-            " rows up to 5 minutes late)"
+            f" (the input must be in time order; pass {flag('sort')} to sort it, or"
+            f" {flag('max-delay', '5min')} to take rows up to 5 minutes late)"
         )

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 
 from cepcli.arrays import arrow
 from cepcli.clock import RANGE
+from cepcli.errors import flag
 from cepcli.sources.text import ISO_SHAPE, NUMBER_SHAPE, failures, markers_read_as, missing
 
 _UNIT_NAMES = {10**9: "seconds", 10**6: "milliseconds", 10**3: "microseconds", 1: "nanoseconds"}
@@ -90,7 +91,7 @@ class TimeSpec:
 
     def describe(self) -> str:
         if self.how == "format":
-            return f"with --time-format {self.format!r}"
+            return f"with {flag('time-format', repr(self.format))}"
         if self.how == "number":
             return f"as a number of {_UNIT_NAMES[self.unit]}"
         return "as an ISO-8601 date-time"
@@ -483,7 +484,7 @@ def _format_hint(text: str) -> str:
     sep, year = found.group(2), "%Y" if len(found.group(4)) == 4 else "%y"
     clock = (" %H:%M" + (":%S" if found.group(6) else "")) if found.group(5) else ""
     us, eu = f"%m{sep}%d{sep}{year}{clock}", f"%d{sep}%m{sep}{year}{clock}"
-    return f" (month first? give --time-format '{us}'; day first: --time-format '{eu}')"
+    return f" (month first? give {flag('time-format', repr(us))}; day first: {flag('time-format', repr(eu))})"
 
 
 def _number_problem(value: object, unit: int, unreadable: str) -> str:

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from cepcli.arrays import arrow
 from cepcli.clock import RANGE, iso_text
-from cepcli.errors import InputError
+from cepcli.errors import InputError, flag
 from cepcli.events import Kind, Schema
 from cepcli.sources.batches import RawBatch
 from cepcli.sources.kinds import (
@@ -236,7 +236,7 @@ def _contradiction(name: str, scalar: pa.Scalar, typer: Typing, i: int, native: 
         wider, what = "str", "text"
     return (
         f"column {name!r} holds {value!r}, which is not {describe(kind)} (the column's kind, read"
-        f" from {_origin(typer, i)}; to read it as {what}, give --schema {name}:{wider})"
+        f" from {_origin(typer, i)}; to read it as {what}, give {flag('schema', f'{name}:{wider}')})"
     )
 
 

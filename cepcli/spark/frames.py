@@ -39,9 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
-from cepcli.errors import InputError, LimitError, UsageError
+from cepcli.errors import InputError, LimitError, UsageError, as_python
 from cepcli.events import Kind, Schema
-from cepcli.keywords import as_python
 from cepcli.notes import Notes
 from cepcli.output import kept, variables
 from cepcli.plan.pattern import Pattern

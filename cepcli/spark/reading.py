@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cepcli.arrays import sorted_distinct
-from cepcli.errors import InputError
+from cepcli.errors import InputError, flag
 from cepcli.events import Kind, Schema
 from cepcli.prepare import Compiled, compile_text
 from cepcli.run import Run
@@ -269,7 +269,7 @@ def ship_column(values: pa.Array, name: str, type_name: str) -> pa.Array:
             ) from None
         raise InputError(  # a JSON field of one type in the sample, and of another here
             f"column {name!r} holds {values.type} values here where the sample had {want},"
-            f" which --spark cannot carry: give --schema {name}:str, or run without --spark"
+            f" which --spark cannot carry: give {flag('schema', f'{name}:str')}, or run without --spark"
         ) from None
 
 
