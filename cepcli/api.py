@@ -14,14 +14,12 @@ through the same ``run.Run``.
 
 from __future__ import annotations
 
-import difflib
-import inspect
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
-from cepcli.errors import UsageError, as_python
+from cepcli.errors import UsageError, as_python, no_such_keyword
 from cepcli.events import Schema
 from cepcli.output import kept, match_object
 from cepcli.plan.pattern import Pattern
@@ -150,10 +148,7 @@ def find(
     are found as the result is iterated. ``show`` keeps those columns of each event (with
     its ``_row``) in every form of the result."""
     if unknown:
-        name = next(iter(unknown))
-        close = difflib.get_close_matches(name, _KEYWORDS, n=1)
-        hint = f"; did you mean {close[0]}=?" if close else f"; it takes {', '.join(_KEYWORDS)}"
-        raise UsageError(f"find() has no keyword argument {name!r}{hint}")
+        raise no_such_keyword(find, unknown)
     arguments: dict[str, object] = {
         "format": input_format,
         "type_col": type_col,
@@ -228,10 +223,3 @@ def _find(
     return Matches(
         Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
     )
-
-
-_KEYWORDS = tuple(
-    name
-    for name, parameter in inspect.signature(find).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-)  # find's keyword arguments, for "did you mean"

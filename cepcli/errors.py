@@ -213,3 +213,23 @@ def as_python() -> Iterator[None]:
         again.__dict__.update(err.__dict__)
         again.args = (said(Exception.__str__(err), "python"),)
         raise again from None
+
+
+def no_such_keyword(function: object, unknown: dict[str, object]) -> UsageError:
+    """The error of a call that gave ``function`` keyword arguments it does not take: the
+    first, and the closest one it takes ("did you mean type_col=?")."""
+    import difflib
+    import inspect
+
+    taken = [
+        name
+        for name, parameter in inspect.signature(function).parameters.items()  # type: ignore[arg-type]
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    name = next(iter(unknown))
+    close = difflib.get_close_matches(name, taken, n=1)
+    hint = f"; did you mean {close[0]}=?" if close else f"; it takes {', '.join(taken)}"
+    called = getattr(function, "__module__", "cepcli").replace(".api", "").replace(".frames", "")
+    return UsageError(
+        f"{called}.{getattr(function, '__name__', 'find')}() has no keyword argument {name!r}{hint}"
+    )

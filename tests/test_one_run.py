@@ -196,3 +196,17 @@ def test_a_decimal_no_result_type_holds_is_one_line_and_leaves_no_parquet_file(t
     # the same matches as jsonl: the value exactly
     lines = cli(["run", "-e", query, "-i", str(data), "--schema", "x:decimal", "--format", "jsonl", "-q"])
     assert lines.returncode == 0 and '"x":' + "1" * 79 in lines.stdout
+
+
+def test_a_misspelled_keyword_of_either_find_is_one_line_naming_the_closest() -> None:
+    import cepcli.spark  # (the spark extra: the keywords are checked before PySpark is needed)
+
+    with pytest.raises(
+        UsageError,
+        match=r"cepcli\.spark\.find\(\) has no keyword argument 'timecol'; did you mean time_col=\?",
+    ):
+        cepcli.spark.find("PATTERN SEQ(A a, B b) WITHIN 5", object(), timecol="t")  # type: ignore[call-arg]
+    with pytest.raises(
+        UsageError, match=r"cepcli\.find\(\) has no keyword argument 'sorted'; did you mean sort=\?"
+    ):
+        cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5", "x.csv", sorted=True)  # type: ignore[call-arg]

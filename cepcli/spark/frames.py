@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
-from cepcli.errors import InputError, LimitError, UsageError, as_python
+from cepcli.errors import InputError, LimitError, UsageError, as_python, no_such_keyword
 from cepcli.events import Kind, Schema
 from cepcli.notes import Notes
 from cepcli.output import kept, variables
@@ -97,6 +97,7 @@ def find(
     partitions: int | None = None,
     show: Sequence[str] | None = None,
     order_col: str | None = None,
+    **unknown: object,
 ) -> Any:
     """The matches of ``query`` (SASE+ text) over the PySpark DataFrame ``df``, as a lazy
     Spark DataFrame in the result schema of ``cepcli.find(...).to_arrow()``, in Spark's
@@ -113,6 +114,8 @@ def find(
     ``on_bad_row="fail"`` raises the local ``InputError`` here. ``partitions`` is the number
     of time shards (default twice Spark's default parallelism). The query's ``WITH`` gives
     ``time_unit``, ``time_format``, ``schema`` and ``null_values`` where they are None."""
+    if unknown:
+        raise no_such_keyword(find, unknown)
     arguments = Arguments(
         query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
         on_bad_row, max_instances, partitions, show, order_col,
