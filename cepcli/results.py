@@ -355,6 +355,16 @@ def shipped_schema(schema: Schema, pattern: Pattern, show: Sequence[str] | None)
     )
 
 
+def decimal_columns(schema: Schema) -> list[str]:
+    """The columns Spark receives as decimal text and types as decimals (``shipped_schema``):
+    those of kind ``decimal``, and a time column of decimals (whose values the result keeps
+    as the input's numbers)."""
+    time_decimal = schema.kind_at(schema.index(schema.time_col)) is Kind.DECIMAL
+    return [
+        c for c in schema.columns if schema.kind(c) is Kind.DECIMAL or (c == schema.time_col and time_decimal)
+    ]
+
+
 def shipped(table: pa.Table, target: pa.Schema) -> tuple[pa.Table, dict[str, object]]:
     """A shard's result table as ``shipped_schema`` says, and what the driver needs of it:
     each decimal column's largest scale (``scales``, by ``variable.column``) and how many
@@ -432,7 +442,9 @@ def flat_pandas(table: pa.Table) -> pd.DataFrame:
     real dtypes: whole numbers ``Int64`` and booleans ``boolean`` (nullable: an unbound
     variable is missing), floats ``float64``, times ``datetime64[ns, UTC]``, durations
     ``timedelta64[ns]``, decimals ``Decimal`` objects, text ``object``; a Kleene variable's
-    fields as lists (numpy arrays), one per match."""
+    fields as lists (numpy arrays), one per match (whole numbers and booleans with a missing
+    one among them: arrays of Python values and None, exact)."""
+    import numpy as np
     import pandas as pd
 
     columns: list[pa.Array | pa.ChunkedArray] = []
@@ -460,6 +472,16 @@ def flat_pandas(table: pa.Table) -> pd.DataFrame:
     flat = pa.table(columns, names=names)
     mapping = {pa.int64(): pd.Int64Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
     frame: pd.DataFrame = flat.to_pandas(types_mapper=mapping.get)
+    for name, column in zip(names, flat.columns, strict=True):
+        # a Kleene variable's whole numbers or booleans with a missing one: arrays of Python
+        # values and None (numpy would make them floats: 2^63-1 inexact, 2 as 2.0)
+        t = column.type
+        exact = pa.types.is_list(t) and (
+            pa.types.is_integer(t.value_type) or pa.types.is_boolean(t.value_type)
+        )
+        if exact and any(chunk.values.null_count for chunk in column.chunks):
+            rows = [None if row is None else np.array(row, dtype=object) for row in column.to_pylist()]
+            frame[name] = pd.Series(rows, index=frame.index, dtype=object)
     return frame
 
 

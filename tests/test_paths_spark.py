@@ -166,3 +166,25 @@ def test_a_cepcli_error_in_an_executor_reaches_the_driver_as_it_was(spark: Any, 
     assert "more than 5,000 live instances" in line and "Spark job failed" not in line, line
     assert not out.exists()
     assert json.dumps(line)  # one plain line
+
+
+def test_a_decimal_time_is_a_decimal_from_spark_as_locally(spark: Any) -> None:
+    """``cepcli.spark.find`` over a DataFrame whose time column is decimal: the matches' times
+    are decimals, as ``cepcli.find``'s ``to_arrow()`` has them (they were text)."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "ts": pa.array([Decimal("14.067"), Decimal("14.5"), Decimal("15.001")], pa.decimal128(18, 3)),
+            "type": ["A", "B", "B"],
+        }
+    )
+    query = "PATTERN SEQ(A a, B b) WITHIN 1"
+    local = cepcli.find(query, table).to_arrow().to_pylist()
+    frame = spark.createDataFrame(table.to_pandas())  # type: ignore[attr-defined]
+    remote = [r.asDict(recursive=True) for r in cepcli.spark.find(query, frame, partitions=2).collect()]
+    assert sorted(m["b"]["ts"] for m in remote) == sorted(m["b"]["ts"] for m in local)
+    assert [type(m["a"]["ts"]) for m in remote] == [Decimal, Decimal]
+    assert {m["a"]["ts"] for m in remote} == {Decimal("14.067")}

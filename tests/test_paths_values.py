@@ -16,9 +16,11 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+import cepcli
 from cepcli.cli import cli
 from cepcli.engines import ENGINES
 
@@ -351,3 +353,27 @@ def test_the_vectorised_lowering_agrees(condition: str, unit: str) -> None:
 
     rows = [*CORNERS, (14_067_000_000, "A", 7, 70, 0.2, True, "", 100_000_000)]
     check(condition, rows, unit)
+
+
+def test_a_frames_whole_decimals_stay_decimals() -> None:
+    """A DataFrame column of ``Decimal`` objects is decimal, also when every value is whole
+    (pyarrow gives such a column scale 0, which a typed file's int-like decimal has)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"ts": [0, 1], "type": ["A", "B"], "d": pd.Series([Decimal("7"), None], dtype=object)}
+    )
+    found = cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5", frame)
+    (match,) = list(found)
+    assert match["a"]["d"] == Decimal("7") and isinstance(match["a"]["d"], Decimal)
+    table = cepcli.find("PATTERN SEQ(A a, B b) WITHIN 5", frame).to_arrow()
+    assert pa.types.is_decimal(table.schema.field("a").type.field("d").type)
+
+
+def test_a_kleene_variables_whole_numbers_stay_exact_in_pandas_beside_a_missing_one(tmp_path: Path) -> None:
+    data = tmp_path / "k.csv"
+    data.write_text("ts,type,n\n0,A,9223372036854775807\n1,A,\n2,A,2\n")
+    frame = cepcli.find("PATTERN A+ a[] WITHIN 5", data).to_pandas()
+    rows = {tuple(v) for v in frame["a.n"]}
+    assert (9223372036854775807, None, 2) in rows
+    assert all(type(x) is int or x is None for row in rows for x in row)

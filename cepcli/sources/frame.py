@@ -83,6 +83,13 @@ class FrameReader:
 
     def __init__(self, data: object, options: InputOptions) -> None:
         table, self.text_columns = as_table(data)
+        # a DataFrame's column of Decimal objects is decimal, whatever scale pyarrow gave it
+        # from its values (whole numbers only: scale 0, which a typed file's int-like decimal is)
+        objects = {str(n) for n, dtype in getattr(data, "dtypes", {}).items() if str(dtype) == "object"}
+        self.decimal_columns = frozenset(
+            n for n, t in zip(table.column_names, table.schema.types, strict=True)
+            if n in objects and pa.types.is_decimal(t)
+        )  # fmt: skip
         index = getattr(data, "index", None)  # a DataFrame's index (left out: see ``hint``)
         self.index_names = tuple(str(n) for n in getattr(index, "names", ()) if n is not None)
         names = [str(n) for n in table.column_names]

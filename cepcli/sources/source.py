@@ -155,6 +155,8 @@ class Source:
                 kinds.append(Kind.STR)
             elif reader.text or name in by_values:
                 kinds.append(infer_kind(values, nulls))
+            elif name in getattr(reader, "decimal_columns", ()):  # (Decimal objects: see FrameReader)
+                kinds.append(Kind.DECIMAL)
             else:  # the reader's types (JSON lines: its sample's)
                 kinds.append(kind_of_type(declared.field(name).type if declared is not None else values.type))
                 if kinds[-1] is Kind.STR and pa.types.is_string(values.type):

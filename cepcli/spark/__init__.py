@@ -877,7 +877,9 @@ def _deliver(
                     f"{finer:,} times of matched events had digits finer than a microsecond: Spark's"
                     " timestamps hold microseconds, and the Parquet files have them cut there"
                 )
-            decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
+            from cepcli.results import decimal_columns
+
+            decimal = set(decimal_columns(reading.schema))
             matches = matches.select(*[_decimals(f, decimal, scales) for f in work.typed_schema])
         _write(matches, spark, work.names)
         lap("write")

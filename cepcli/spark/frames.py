@@ -324,8 +324,10 @@ def _first_reading(frame: Any, reading: Reading, context: Any) -> list[dict[str,
     partition order, with the row id of its first row (``first_row``)."""
     import pyarrow as pa
 
+    from cepcli.results import decimal_columns
+
     fail = reading.inputs.on_bad_row == "fail"
-    decimal = [c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL]
+    decimal = decimal_columns(reading.schema)
     nulls = reading.schema.nulls
 
     def report(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -460,7 +462,7 @@ def _typed(plan: Plan) -> Any:
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from cepcli.results import shipped_schema
+    from cepcli.results import decimal_columns, shipped_schema
     from cepcli.spark.shards import Evaluation, evaluate
 
     reading, pattern, show, reports = plan.reading, plan.compiled.pattern, plan.show, plan.reports
@@ -483,7 +485,7 @@ def _typed(plan: Plan) -> Any:
     )
     typed_schema = shipped_schema(reading.schema, pattern, show)
     out = pa.schema([pa.field("kind", pa.string()), pa.field("text", pa.string()), *typed_schema])
-    decimal = {c for c in reading.schema.columns if reading.schema.kind(c) is Kind.DECIMAL}
+    decimal = set(decimal_columns(reading.schema))
     largest = dict.fromkeys(decimal, 0)
     for said in reports:
         for column, scale in said["scales"].items():
