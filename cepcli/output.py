@@ -15,8 +15,9 @@ from cepcli.errors import UsageError, flag
 from cepcli.events import Event, Kind, Schema, events_of
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Binding, Match
+from cepcli.sources.text import INT_SHAPE
 
-_INT = re.compile(r"^\s*[+-]?\d+\s*$")
+_INT = re.compile(INT_SHAPE)  # (the shape the readers' casts read as a whole number)
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 
 
