@@ -44,9 +44,8 @@ from cepcli.events import Kind, Schema
 from cepcli.notes import Notes
 from cepcli.output import kept, variables
 from cepcli.plan.pattern import Pattern
-from cepcli.prepare import Compiled, RunOptions, compile_text, with_query_options
+from cepcli.prepare import Compiled, QueryText, RunOptions, compile_text, prepare
 from cepcli.query.options import ON_BAD_ROW
-from cepcli.query.parser import parse_query
 from cepcli.run import Run, peak_rss_mb
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import MAX_SUBSETS
@@ -223,9 +222,8 @@ def _prepared(arguments: Arguments) -> tuple[Compiled, InputOptions]:
         schema=kinds,
         on_bad_row=on_bad_row,
     )
-    parsed = parse_query(query)
-    options = replace(with_query_options(base, parsed, query, "<query>", given), sort=True)
-    return compile_text(query, "<query>", options.unit, parsed), options
+    prepared = prepare([QueryText("<query>", query, "<query>")], base, given, has_data=True, named=False)
+    return prepared.only, replace(prepared.options, sort=True)
 
 
 def _count(value: int | None, name: str) -> int | None:
