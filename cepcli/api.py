@@ -173,10 +173,7 @@ def find(
         if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
             raise UsageError(f"{keyword}= is a whole number, 1 or more (None: no limit)")
     with as_python():
-        found = _find(query, data, engine, order, max_matches, max_instances, stats, arguments)
-        if show is not None:
-            found.show, found._keep = tuple(show), kept(found.schema, tuple(show))
-        return found
+        return _find(query, data, engine, order, max_matches, max_instances, stats, arguments, show)
 
 
 def _find(
@@ -188,6 +185,7 @@ def _find(
     max_instances: int | None,
     stats: Stats | None,
     arguments: dict[str, object],
+    show: tuple[str, ...] | list[str] | None,
 ) -> Matches:
     path = os.fspath(data) if isinstance(data, str | os.PathLike) else None
     if data is None:
@@ -220,6 +218,5 @@ def _find(
         raise UsageError("query= is a query's text, or a list or a dict (name -> text) of them")
     prepared = prepare(texts, base, given, has_data=path is None, named=not isinstance(query, str))
     source = None if path is not None else data
-    return Matches(
-        Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
-    )
+    found = Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
+    return Matches(found, tuple(show) if show is not None else None)

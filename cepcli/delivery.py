@@ -11,8 +11,7 @@ when the run is interrupted."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, suppress
 from typing import IO, TYPE_CHECKING, Any
 
 from cepcli.errors import OutputError
@@ -33,12 +32,10 @@ if TYPE_CHECKING:
 FOUND_LINES = 1 << 16  # the columnar engine's matches made into lines at once, at most
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """How a run reports its progress: ``make(total, written)`` is a context manager giving
-    the function to call with the bytes or rows done (a no-op where nobody watches)."""
-
-    make: Callable[[int | None, Callable[[], int]], Any]
+# How a run reports its progress: called with the input's size (None: unknown) and a
+# function giving the matches written so far, a context manager giving the function to
+# call with the bytes or rows read (a no-op where nobody watches).
+Progress = Callable[[int | None, Callable[[], int]], AbstractContextManager[Callable[[int], None]]]
 
 
 class Delivery:
@@ -57,7 +54,7 @@ class Delivery:
     ) -> None:
         self.prepared, self.fmt, self.stream, self.name, self.show = prepared, fmt, stream, name, show
         self.console = console
-        self.writers: list[MatchWriter] = []
+        self.writer: MatchWriter | None = None  # made when the input's schema is known
         self.lines = WholeLines()
         self.last = LastMatch(stream)  # where the output ends after its last complete match (a regular file)
         self.batched = self.last.regular and fmt in ("jsonl", "csv")
@@ -65,7 +62,7 @@ class Delivery:
 
     @property
     def written(self) -> int:
-        return self.writers[0].written if self.writers else 0
+        return self.writer.written if self.writer is not None else 0
 
     def start(self, schema: Schema, *_: Any) -> Callable[[Any], None]:
         """The writer of the matches, once the input's schema is known; and the function
@@ -84,15 +81,15 @@ class Delivery:
                 each = {
                     q: shown_columns(c.pattern, c.query, schema, columns) for q, c in prepared.queries.items()
                 }
-                self.writers.append(TableWriter(self.console(stream), schema, patterns, each, prepared.named))
+                writer: MatchWriter = TableWriter(
+                    self.console(stream), schema, patterns, each, prepared.named
+                )
             else:
                 source = "<stdin>" if prepared.options.path in ("-", None) else str(prepared.options.path)
-                self.writers.append(
-                    writer_for(self.fmt, stream, schema, patterns, columns, prepared.named, source)
-                )
+                writer = writer_for(self.fmt, stream, schema, patterns, columns, prepared.named, source)
+            self.writer = writer
             stream.flush()
             last.mark()
-        writer = self.writers[0]
 
         def put(match: Any) -> None:  # a (name, Match); a str: a Spark job's jsonl lines
             if isinstance(match, str):
@@ -162,17 +159,17 @@ class Delivery:
                 else:
                     stats = self._local(options, live, warn, progress)
                 with written_to(self.name):
-                    if self.writers:
-                        self.writers[0].close()
+                    if self.writer is not None:
+                        self.writer.close()
                     self.stream.flush()
             return stats
         except KeyboardInterrupt:
-            if self.fmt == "parquet" and self.writers and spark is None:  # the matches so far, whole
+            if self.fmt == "parquet" and self.writer is not None and spark is None:  # the matches so far
                 with suppress(OSError):
-                    self.writers[0].close()
+                    self.writer.close()
             flush_quietly(self.stream)
-            if self.writers:  # with --spark --output DIR, the executors' files are Spark's to finish
-                live.matches = self.writers[0].written
+            if self.writer is not None:  # with --spark --output DIR, the executors' files are Spark's
+                live.matches = self.writer.written
             live.extra["interrupted"] = True
             raise
         except OutputError as failed:
@@ -191,7 +188,7 @@ class Delivery:
             prepared.queries, prepared.options, options, stats=live, notes=notes, named=prepared.named
         )
         on_match = self.start(runner.schema)
-        with progress.make(runner.source.progress()[1], lambda: self.written) as step:
+        with progress(runner.source.progress()[1], lambda: self.written) as step:
             runner.source.on_chunk = lambda source: step(source.progress()[0])
             for found in runner.found():
                 on_match(found)

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 # An option a message names, as ``flag`` marks it: each face says it its own way (``said``).
 _OPEN, _CLOSE = "\u27e8", "\u27e9"
 _FLAG = re.compile(_OPEN + r"--([a-z][a-z-]*)(?: ([^" + _CLOSE + r"]*))?" + _CLOSE)
-# The options of ``cepcli run`` that are keyword arguments of ``cepcli.find`` (and of
-# ``cepcli.spark.find``), where the name is not the flag's with ``_`` for ``-``.
-_FLAGS_ONLY = ("input", "output", "format", "spark", "master", "partitions", "table", "verbose", "quiet")
+# The options of ``cepcli run`` that no ``find`` takes as a keyword (said as flags to a
+# Python caller too); every other flag is the keyword of its name with ``_`` for ``-``, but
+# the switches below. (``partitions`` is ``cepcli.spark.find``'s keyword.)
+_FLAGS_ONLY = ("input", "output", "format", "spark", "master", "table", "verbose", "quiet")
 _SWITCHES = {"sort": "sort=True", "no-header": "header=False"}
 
 

@@ -195,8 +195,7 @@ class Run:
             raise
         # opening the input and reading its sample (the kinds, the time's reading) is input work
         self.stats.input_seconds += time.perf_counter() - self.started
-        filters = [Prefilter.of(p, self.schema) for p in patterns]
-        self.prefilter = filters[0] if len(filters) == 1 else Prefilter.merged(filters)
+        self.prefilter = Prefilter.merged([Prefilter.of(p, self.schema) for p in patterns])
         self.typed: frozenset[str] = frozenset().union(*(p.columns for p in patterns))
 
     @property

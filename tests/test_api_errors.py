@@ -124,6 +124,7 @@ def test_a_time_going_back_says_sort_true(tmp_path: Path) -> None:
             "with --spark --output DIR",
             "with --spark --output DIR",
         ),
+        (f"more {flag('partitions', 4)}", "more --partitions 4", "more partitions=4"),
         (
             "no flag here: a.x -- b.x --schema",
             "no flag here: a.x -- b.x --schema",

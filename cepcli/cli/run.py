@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from contextlib import suppress
+from collections.abc import Callable
+from contextlib import AbstractContextManager, suppress
 from typing import Any
 
 import click
@@ -134,7 +135,7 @@ def run_command(
       tail -f events.csv | cepcli run q.sase --input - --format jsonl
       cepcli run q.sase --spark --output matches/ --format parquet
     """
-    from cepcli.delivery import Delivery, Progress
+    from cepcli.delivery import Delivery
     from cepcli.prepare import RunOptions
     from cepcli.runtime.stats import Stats
     from cepcli.writing import check_outputs, close_quietly, open_output, standard_output, write_json
@@ -191,7 +192,12 @@ def run_command(
 
     delivery = Delivery(prepared, fmt, stream, name, show_columns, table_console)
     live = Stats()
-    watched = Progress(lambda total, written: progress(err, total, not quiet, live, written))
+
+    def watched(
+        total: int | None, written: Callable[[], int]
+    ) -> AbstractContextManager[Callable[[int], None]]:
+        return progress(err, total, not quiet, live, written)
+
     try:
         stats = delivery.run(options, spark, live, warn, watched)
     except KeyboardInterrupt as stop:

@@ -146,7 +146,7 @@ class Iteration:
         in the order of the recursive form, after the same checks (so the same counts)."""
         hi, lo, holds, element = self.hi, self.lo, self.window.holds, self.element
         cuts = self.cuts
-        broken = self._broken(m, pool, last) if cuts is not None else []
+        broken = self._broken(m, pool, last)
         stack: list[tuple[Subset, int, int]] = []  # open prefixes: (prefix, its max ts, next candidate)
         current: Subset = ()
         top, start = max_ts, 0

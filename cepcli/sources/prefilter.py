@@ -70,8 +70,9 @@ class Prefilter:
 
     @classmethod
     def merged(cls, parts: Sequence[Prefilter]) -> Prefilter:
-        """One prefilter for several patterns whose variables have bits of their own
-        (``cepcli.run``): a row's mask holds every query's variables that can use it."""
+        """One prefilter for the patterns of a run, whose variables have bits of their own
+        (``cepcli.run``): a row's mask holds every query's variables that can use it (one
+        pattern's: its own prefilter)."""
         return cls._of(tuple(f for part in parts for f in part.variables), parts[0].schema)
 
     @classmethod
