@@ -65,8 +65,7 @@ def _avg(items: Sequence[Any]) -> Any:
     vals = _values(items)
     if not vals:
         return None
-    total = sum(vals)
-    return _div(total, len(vals)) if _exact_number(total) else total / len(vals)
+    return _div(sum(vals), len(vals))
 
 
 def _sum(items: Sequence[Any]) -> Any:
