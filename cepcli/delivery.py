@@ -20,6 +20,7 @@ from cepcli.notes import Notes
 from cepcli.prepare import Prepared, RunOptions
 from cepcli.runtime.stats import Stats
 from cepcli.signals import WholeLines
+from cepcli.sources.options import input_name
 from cepcli.writers import JsonlWriter, MatchWriter, shown_columns, writer_for
 from cepcli.writing import LastMatch, flush_quietly, write_ascii, write_error, written_to
 
@@ -85,7 +86,7 @@ class Delivery:
                     self.console(stream), schema, patterns, each, prepared.named
                 )
             else:
-                source = "<stdin>" if prepared.options.path in ("-", None) else str(prepared.options.path)
+                source = input_name(prepared.options.path)
                 writer = writer_for(self.fmt, stream, schema, patterns, columns, prepared.named, source)
             self.writer = writer
             stream.flush()

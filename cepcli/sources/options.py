@@ -144,6 +144,11 @@ def duration_ns(text: str, unit: int, what: str) -> int:
     return math.floor(Fraction(found.group(1)) * per_unit)
 
 
+def input_name(path: str | None) -> str:
+    """How messages name an input: its path, or ``<stdin>`` for standard input."""
+    return "<stdin>" if path in ("-", None) else str(path)
+
+
 def format_of(path: str, given: str | None) -> str:
     """The input format: ``--input-format``, else from the file name (``.parquet``,
     ``.jsonl``/``.ndjson``, a compression suffix looked through), else CSV."""

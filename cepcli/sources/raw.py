@@ -16,7 +16,7 @@ from typing import IO
 import pyarrow as pa
 
 from cepcli.errors import InputError
-from cepcli.sources.options import COMPRESSIONS
+from cepcli.sources.options import COMPRESSIONS, input_name
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd", b"\x04\x22\x4d\x18": "lz4"}
 
@@ -165,7 +165,7 @@ class RawInput:
         self, path: str, stdin: IO[bytes] | None = None, part: tuple[int, int] | None = None
     ) -> None:
         self.path = path
-        self.name = "<stdin>" if path == "-" else path
+        self.name = input_name(path)
         self.raw, self.total_bytes, self.streaming = open_input(path, self.name, stdin)
         if part is not None:
             self.stream: IO[bytes] = _Part(self.raw, *part)  # type: ignore[assignment]
