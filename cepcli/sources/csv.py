@@ -3,11 +3,12 @@
 pyarrow does the reading: quotes (RFC 4180, line breaks inside quoted fields), fields,
 and the rows with a wrong number of fields (its ``invalid_row_handler`` numbers them, so
 they become bad rows with the row ids of the file). A file is read by its streaming
-reader (``open_csv``); a pipe chunk by chunk with ``read_csv``, because the streaming
-reader looks one block ahead, which from a pipe would hold every row until the next one
-arrives. Every column is read as text (an empty cell as missing) and typed afterwards
-(``sources.typed``), so that null markers, column kinds and bad values are ours to decide
-and name. In front of it,
+reader (``open_csv``); a pipe chunk by chunk, each chunk read whole on its own, because
+the streaming reader looks one block ahead, which from a pipe would hold every row until
+the next one arrives. (Not with ``read_csv``: pyarrow's handling of Ctrl-C around it
+lets a signal go now and then, and a run would go on after it.) Every column is read as
+text (an empty cell as missing) and typed afterwards (``sources.typed``), so that null
+markers, column kinds and bad values are ours to decide and name. In front of it,
 ``records.RecordStream`` hands on whole records as soon as they are complete and replaces
 rows over the size limit, which pyarrow cannot skip. Blank lines are not rows.
 """
@@ -130,12 +131,14 @@ class CsvReader:
             records = 0  # records of the chunks read so far, read or set apart
             while chunk := self.records.records():
                 self.offset, self.set_apart = 1 - records, 0  # pyarrow numbers a chunk's rows from 1
-                table = pacsv.read_csv(
+                table = pacsv.open_csv(  # (not read_csv: its Ctrl-C handling loses a signal now and then)
                     io.BytesIO(chunk),
-                    read_options=pacsv.ReadOptions(use_threads=False, column_names=list(self.columns)),
+                    read_options=pacsv.ReadOptions(
+                        use_threads=False, block_size=limit, column_names=list(self.columns)
+                    ),
                     parse_options=self.parse,
                     convert_options=self.convert,
-                )
+                ).read_all()
                 records += table.num_rows + self.set_apart
                 yield from table.to_batches()
         except (pa.ArrowInvalid, OSError, EOFError) as err:
