@@ -105,7 +105,7 @@ def test_a_columns_decimals_fit_spark_by_their_most_digits_before_and_after_the_
     """Spark's decimal of a column has one scale: 30 digits before the point in one row and
     10 after it in another need 40, though neither value has more than 38."""
     from cepcli.results import decimal_digits
-    from cepcli.spark import merged_digits, too_wide
+    from cepcli.spark.deliver import merged_digits, too_wide
 
     assert decimal_digits(" 123.4500 ", frozenset()) == (3, 4)
     assert decimal_digits("1E+40", frozenset()) == (41, 0)
@@ -127,8 +127,7 @@ def test_a_cepcli_error_in_an_executor_reaches_the_driver_as_it_was(spark: Any, 
     executors raise on a path Spark reads, writing to a directory) says the local message."""
     import pyarrow as pa
 
-    from cepcli.spark import spark_failures
-    from cepcli.spark.session import SparkError
+    from cepcli.spark.session import SparkError, spark_failures
 
     def bad_row(batches: Any) -> Any:
         for _ in batches:

@@ -334,7 +334,7 @@ def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
 
 
 def test_overlap_is_the_shards_busy_seconds_over_their_union() -> None:
-    from cepcli.spark import overlap
+    from cepcli.spark.merge import overlap
 
     assert overlap([(0.0, 1.0), (1.0, 2.0)]) == 1.0  # one after another
     assert overlap([(0.0, 2.0), (0.0, 2.0)]) == 2.0  # side by side
@@ -345,7 +345,7 @@ def test_rows_reach_every_shard_whose_input_holds_them_at_the_int64_edges(spark:
     """Shard k receives [b_k - W, b_(k+1) + W] (``_shards``, in the JVM): rows at the int64
     extremes, at a bound, and a window either side of it, with bounds near the extremes
     too (moved by the window, they would overflow unclamped)."""
-    from cepcli.spark import _shards
+    from cepcli.spark.evaluate import _shards
     from cepcli.spark.reading import TS
 
     low, high = -(1 << 63), (1 << 63) - 1
@@ -376,7 +376,7 @@ def test_each_shard_has_a_partition_of_its_own(spark: Any, shards: int) -> None:
     partitions as there are shards when Spark itself partitions them."""
     from pyspark.sql import functions as F
 
-    from cepcli.spark import _labels
+    from cepcli.spark.evaluate import _labels
 
     labels = spark.createDataFrame([(label,) for label in _labels(shards)], "shard long")
     spread = labels.repartition(shards, "shard").select(F.spark_partition_id().alias("p"))
@@ -438,7 +438,7 @@ def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_p
     """More matches than a result row packs (``PACKED``, 4): standard output has the local
     lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
     csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
-    from cepcli.spark import PACKED
+    from cepcli.spark.evaluate import PACKED
 
     args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 1200)
     assert len(expected) > 8 * PACKED  # more than two packs in each of the 4 shards
@@ -463,9 +463,9 @@ def test_a_shards_matches_go_back_to_spark_in_many_batches(
     """A shard's result goes back to Spark a batch at a time (``SHIPPED_ROWS`` matches at
     most; here 3, so every shard sends many): the driver's jsonl, and the executors' csv
     and typed Parquet under ``--output DIR``, are the local run's matches."""
-    import cepcli.spark
+    import cepcli.spark.evaluate
 
-    monkeypatch.setattr(cepcli.spark, "SHIPPED_ROWS", 3)  # (the shards' closures take it along)
+    monkeypatch.setattr(cepcli.spark.evaluate, "SHIPPED_ROWS", 3)  # (the shards' closures take it along)
     args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 400)
     assert len(expected) > 1000
     local_csv = CliRunner().invoke(cli, [*args, "--format", "csv"])
@@ -492,10 +492,10 @@ def test_a_large_result_reaches_the_driver_through_files(
     the stats say so, and the files are gone at the end."""
     import tempfile
 
-    import cepcli.spark
+    import cepcli.spark.deliver
 
-    monkeypatch.setattr(cepcli.spark, "SPOOLED", 0)
-    monkeypatch.setattr(cepcli.spark, "SPOOLED_BYTES", 200)
+    monkeypatch.setattr(cepcli.spark.deliver, "SPOOLED", 0)
+    monkeypatch.setattr(cepcli.spark.deliver, "SPOOLED_BYTES", 200)
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool))
@@ -1020,7 +1020,7 @@ def test_the_shards_make_the_local_events(tmp_path: Path, name: str) -> None:
     """The row factory (``cepcli.sources.rows``) makes the same events from a split reader's
     shipped table as from the local run's pieces: row, time, type, mask, and every value of
     the same Python type and value (no Spark needed to see it)."""
-    from cepcli.spark import _sample
+    from cepcli.spark.plan import sample as _sample
     from cepcli.spark.reading import read_split
     from cepcli.spark.shards import _events
     from cepcli.spark.splits import Split, row_groups
@@ -1055,7 +1055,8 @@ def test_a_shard_fetches_the_columns_its_splits_left_unread(tmp_path: Path) -> N
     same Python type (native times, decimals, durations, nested values, dates, booleans)."""
     import numpy as np
 
-    from cepcli.spark import _projected, _sample
+    from cepcli.spark.plan import projected as _projected
+    from cepcli.spark.plan import sample as _sample
     from cepcli.spark.reading import Fetch, read_split
     from cepcli.spark.shards import shard_columns
     from cepcli.spark.splits import row_groups

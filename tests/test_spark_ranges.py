@@ -59,7 +59,8 @@ def _parquet(csv_text: str, path: Path, group_rows: int, unit: str = "s", edge: 
 def _shard_matches(query: str, path: Path, engine: str, shards: int) -> set[Any] | None:
     """The matches every shard of a by-time-range plan owns, as the oracle's keys (None:
     no plan, the groups too few); a match owned twice fails."""
-    from cepcli.spark import _projected, _sample
+    from cepcli.spark.plan import projected as _projected
+    from cepcli.spark.plan import sample as _sample
     from cepcli.spark.shards import Evaluation, evaluate
     from cepcli.spark.splits import row_groups
 
@@ -188,7 +189,7 @@ def test_a_time_outside_its_groups_claim_is_found(tmp_path: Path) -> None:
     """The metadata is a claim: a shard checks each relevant row against its own row
     group's times, not only the run of groups it reads (a middle group claiming less than
     it holds would hide its rows from the neighbour that needs them)."""
-    from cepcli.spark import _sample
+    from cepcli.spark.plan import sample as _sample
 
     path = tmp_path / "in.parquet"
     ts = pa.array([k * 10**9 for k in range(12)], pa.timestamp("ns"))

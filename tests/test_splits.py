@@ -1,7 +1,7 @@
 """The parts of a file that Spark's executors read (``cepcli.spark.splits``), without Spark:
 read part by part, a file gives exactly the rows, row ids and bad rows of the whole file,
 wherever it is cut (quotes with line breaks, CR LF, blank lines, rows of a wrong width);
-and the time order, checked part by part and chained (``cepcli.spark._floors``), keeps
+and the time order, checked part by part and chained (``cepcli.spark.scan._floors``), keeps
 exactly the rows the local run keeps."""
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from cepcli.sources.csv import CsvReader
 from cepcli.sources.jsonl import JsonlReader
 from cepcli.sources.options import InputOptions
 from cepcli.sources.parquet import ParquetReader
-from cepcli.spark import _floors, _header_length, _sample
+from cepcli.spark.plan import _header_length
+from cepcli.spark.plan import sample as _sample
 from cepcli.spark.reading import ROW, read_split
+from cepcli.spark.scan import _floors
 from cepcli.spark.splits import chain, plan_ranges, row_groups, scan
 
 Row = tuple[int, object]
@@ -236,7 +238,7 @@ def test_the_time_order_is_chained_across_parts(tmp_path: Path, seed: int, skip:
 
 
 def test_shard_bounds_are_weighted_quantiles_of_the_split_samples() -> None:
-    from cepcli.spark import quantiles
+    from cepcli.spark.evaluate import quantiles
 
     assert quantiles([(list(range(1000)), 1000)], 4) == (249, 499, 749)
     # A split of 3 relevant rows and one of 300: the busy split's times hold the cut.

@@ -52,20 +52,12 @@ from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
 from cepcli.sources.options import InputOptions, format_of
-from cepcli.spark import (
-    SHIPPED_ROWS,
-    SparkOptions,
-    _bounds,
-    _by_shard,
-    _decimals,
-    _spark_schema,
-    _typed_shard,
-    new_output,
-    quantiles,
-    spark_failures,
-    write_result_parquet,
-)
+from cepcli.spark.deliver import decimals, typed_shard, write_result_parquet
+from cepcli.spark.evaluate import SHIPPED_ROWS, by_shard, quantiles, shard_bounds
+from cepcli.spark.options import SparkOptions
 from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
+from cepcli.spark.scan import spark_schema
+from cepcli.spark.session import new_output, spark_failures
 from cepcli.spark.ship import ship
 
 if TYPE_CHECKING:
@@ -262,7 +254,7 @@ def _sample(
     compiled: Compiled, options: InputOptions, run: RunOptions, frame: Any, context: Any
 ) -> tuple[Reading, tuple[str, ...]]:
     """The kinds, the time reading, the engine's order and the types the columns travel in,
-    from the DataFrame's first rows read locally (as ``cepcli.spark._sample`` reads a file's)."""
+    from the DataFrame's first rows read locally (as ``cepcli.spark.plan.sample`` reads a file's)."""
     context.setJobDescription(f"cepcli: sample the first {SAMPLE_ROWS:,} rows")
     sample = frame.limit(SAMPLE_ROWS).toArrow()
     job = Run({compiled.path: compiled}, options, run, data=sample, stats=Stats())
@@ -451,7 +443,7 @@ def _relevant(plan: Plan) -> Any:
                 filename=NAME,
             )
 
-    return plan.frame.mapInArrow(rows, _spark_schema(arrow_schema(reading)))
+    return plan.frame.mapInArrow(rows, spark_schema(arrow_schema(reading)))
 
 
 def _typed(plan: Plan) -> Any:
@@ -466,7 +458,7 @@ def _typed(plan: Plan) -> Any:
     reading, pattern, show, reports = plan.reading, plan.compiled.pattern, plan.show, plan.reports
     data = _relevant(plan)
     relevant = sum(int(r["relevant"]) for r in reports)
-    bounds = _bounds(data, SparkOptions(partitions=plan.shards), plan.context, relevant, reports)
+    bounds = shard_bounds(data, SparkOptions(partitions=plan.shards), plan.context, relevant, reports)
     job = Evaluation(
         reading,
         plan.run.engine,
@@ -493,12 +485,12 @@ def _typed(plan: Plan) -> Any:
     def one_shard(shard: int, table: pa.Table) -> Iterator[pa.RecordBatch]:
         # (a decimal Spark's of these scales cannot hold fails the task, in one line)
         evaluated = _limited(evaluate(job, shard, table))
-        found = _typed_shard(evaluated, reading, pattern, show, typed_schema, out, scales)
+        found = typed_shard(evaluated, reading, pattern, show, typed_schema, out, scales)
         return iter(found.to_batches(max_chunksize=SHIPPED_ROWS))
 
-    result = _by_shard(data, bounds, pattern, one_shard, out)
+    result = by_shard(data, bounds, pattern, one_shard, out)
     matches = result.filter(F.col("kind") == "match")
-    return matches.select(*[_decimals(f, decimal, scales) for f in typed_schema])
+    return matches.select(*[decimals(f, decimal, scales) for f in typed_schema])
 
 
 def _on_the_driver(
@@ -510,13 +502,16 @@ def _on_the_driver(
     notes: Notes,
 ) -> None:
     """The command line's run without ``--output DIR``: the plan evaluated as a file's
-    splits are (``cepcli.spark._evaluate``: the shards' matches streamed to the driver and
+    splits are (``cepcli.spark.evaluate.evaluate``: the shards' matches streamed to the driver and
     written by the local writers, their statistics merged), its counters in ``stats``."""
-    from cepcli.spark import _evaluate, _Laps, _on_match, spark_job
+    from cepcli.spark.deliver import on_match
+    from cepcli.spark.evaluate import evaluate
+    from cepcli.spark.merge import Laps
+    from cepcli.spark.session import spark_job
 
     reports, reading, compiled = _counted(plan, stats).reports, plan.reading, plan.compiled
     with spark_job(plan.context) as (interrupted, held):
-        _evaluate(
+        evaluate(
             plan.frame.sparkSession,
             compiled,
             reading,
@@ -527,8 +522,8 @@ def _on_the_driver(
             plan.order,
             stats,
             notes,
-            _on_match(start, reading, compiled, interrupted),
-            _Laps(stats),
+            on_match(start, reading, compiled, interrupted),
+            Laps(stats),
             reports,
             held,
         )

@@ -10,7 +10,7 @@ their exact text, nested values as their JSON text), so that the shards make the
 events from it (``cepcli.sources.rows``); and three more columns (row id, time in
 nanoseconds, variable mask), and a report: the rows kept,
 the bad rows and the first of them, and the first and latest kept times, from which the
-driver chains the time-order check across splits (see ``cepcli.spark``), and up to
+driver chains the time-order check across splits (``cepcli.spark.scan``), and up to
 ``TIME_SAMPLE`` of the kept rows' times, evenly spaced, from which it cuts the time shards
 (no Spark job of its own for the quantiles).
 """

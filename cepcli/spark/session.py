@@ -11,8 +11,11 @@
 * A ``spark://`` master that cannot be reached fails at once, with one line, instead of
   Spark's minute of retries and stack traces.
 * Ctrl-C cancels the jobs from another thread (``cancel_on_ctrl_c``).
-* Every Java or py4j failure becomes one line (``SparkError``); ``CEPCLI_DEBUG=1`` shows the
-  trace.
+* Every Java or py4j failure becomes one line (``SparkError``, ``spark_failures``);
+  ``CEPCLI_DEBUG=1`` shows the trace.
+* A run's jobs (``spark_job``) drop the frames they cached when the run ends, and a new
+  ``--output DIR`` that a failed or interrupted run leaves unfinished is removed
+  (``new_output``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -261,3 +265,83 @@ class Interrupted(threading.Event):
     """Set by Ctrl-C or SIGTERM (``signum`` says which)."""
 
     signum: int = signal.SIGINT
+
+
+@contextlib.contextmanager
+def spark_job(context: Any) -> Iterator[tuple[Interrupted, list[Any]]]:
+    """The Spark jobs of one run: Ctrl-C cancels them (``interrupted``, set, and the run
+    ends with the interruption's exit), a Spark, Java or py4j failure becomes one line
+    (``SparkError``; ``CEPCLI_DEBUG=1`` shows it whole), and the frames the run cached
+    (``held``, which its steps append to) are dropped when it ends: a session that lives on
+    (a second run in one process, the tests) would keep them, and answer the same query on
+    the same path from the cache though the file changed."""
+    held: list[Any] = []
+    with cancel_on_ctrl_c(context) as interrupted:
+        with spark_failures(held, interrupted):
+            yield interrupted, held
+        if interrupted.is_set():
+            raise interruption(interrupted.signum)
+
+
+@contextlib.contextmanager
+def new_output(spark_session: Any, directory: str | None) -> Iterator[None]:
+    """Within: the run writes its matches into ``directory`` (``--output DIR``, which Spark's
+    writers make), if not None. When the run fails or is interrupted, and the directory was
+    not there before, it is removed, once the cancelled tasks have stopped writing: no
+    ``_temporary/``, no part files of some shards (a directory that was there is left to
+    Spark's writer, which refuses it)."""
+    if directory is None:
+        yield
+        return
+    where = None
+    with contextlib.suppress(Exception):  # (a path Hadoop cannot name: Spark's writer says so)
+        jvm = spark_session.sparkContext._jvm
+        path = jvm.org.apache.hadoop.fs.Path(directory)
+        where = (path.getFileSystem(spark_session.sparkContext._jsc.hadoopConfiguration()), path)
+    existed = where is None or bool(where[0].exists(where[1]))
+    try:
+        yield
+    except BaseException:
+        if not existed and where is not None:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                _settled(spark_session.sparkContext)
+            with contextlib.suppress(Exception):
+                where[0].delete(where[1], True)
+        raise
+
+
+def _settled(context: Any, seconds: float = 10.0) -> None:
+    """Waits (``seconds`` at most) until no Spark job runs, nor any task: the tasks of a
+    failed or cancelled job stop after it has ended, and may still write."""
+    tracker = context._jsc.sc().statusTracker()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        running = sum(int(e.numRunningTasks()) for e in tracker.getExecutorInfos())
+        if not running and not len(tracker.getActiveJobIds()) and not len(tracker.getActiveStageIds()):
+            return
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def spark_failures(held: list[Any], interrupted: Interrupted | None = None) -> Iterator[None]:
+    """A Spark, Java or py4j failure as one line (``SparkError``; ``CEPCLI_DEBUG=1`` shows
+    it whole; cepcli's own errors pass as they are, those an executor raised too: the
+    worker's message, ``session.worker_error``; after Ctrl-C, ``interrupted``, the
+    interruption), and the frames in ``held`` unpersisted at the end."""
+    try:
+        yield
+    except CepError:
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark, Java and py4j failures come in many types
+        if interrupted is not None and interrupted.is_set():
+            raise interruption(interrupted.signum) from None  # the jobs were cancelled
+        if os.environ.get("CEPCLI_DEBUG") == "1":
+            raise
+        carried = worker_error(err)  # a cepcli error an executor raised: its own message
+        if carried is not None:
+            raise carried from None
+        raise SparkError(reason(err, "the Spark job failed")) from None
+    finally:
+        for frame in held:
+            with contextlib.suppress(Exception):  # the JVM may be gone
+                frame.unpersist()

@@ -3,13 +3,13 @@ here: this runs inside Spark's Python workers, and in the tests).
 
 The shards cut time at the quantiles of the relevant rows' times (so a busy hour makes no
 giant shard): shard ``k`` owns ``[b_k, b_(k+1))`` (the first from the start of time, the
-last to its end) and receives every relevant row within a window of it (``cepcli.spark._shards``),
-``[b_k - W, b_(k+1) + W]``, so that the window, and leading, trailing or enclosed
-negations, are judged on every event they depend on. It reports only the matches whose
-earliest event it owns: each match exactly once. A query with an ``[attr]`` equivalence is
-also grouped by that attribute (every event of a match shares it, and so does every row a
-negation forbids), but not under ``strict_contiguity``, where any row between breaks a match,
-whatever its key (``cepcli.spark.keyed``).
+last to its end) and receives every relevant row within a window of it
+(``cepcli.spark.evaluate._shards``), ``[b_k - W, b_(k+1) + W]``, so that the window, and
+leading, trailing or enclosed negations, are judged on every event they depend on. It
+reports only the matches whose earliest event it owns: each match exactly once. A query
+with an ``[attr]`` equivalence is also grouped by that attribute (every event of a match
+shares it, and so does every row a negation forbids), but not under ``strict_contiguity``,
+where any row between breaks a match, whatever its key (``cepcli.spark.evaluate.keyed``).
 """
 
 from __future__ import annotations
