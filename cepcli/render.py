@@ -148,6 +148,9 @@ def _adaptive_ran(stats: Stats) -> str:
     """What the adaptive engine ran: segments by engine, and the runtimes it started
     (``--stats-json`` has when each change was made, and at what ratio)."""
     if stats.extra.get("adaptive_ran") == "columnar":
+        steps = stats.extra.get("columnar_steps")
+        if isinstance(steps, int):
+            return f"columnar, in {steps:,} step{'s' if steps != 1 else ''} (set-at-a-time)"
         return "columnar (the whole input, set-at-a-time)"
     segments = stats.extra.get("adaptive_segments")
     if not isinstance(segments, dict):

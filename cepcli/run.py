@@ -6,10 +6,13 @@ driver and workers. One query is a dict of one: nothing here is written twice fo
 
 The input is read, typed and prefiltered once for all the queries. Their variables get
 bits of their own (``rebit``), so one mask per row says which variables of which queries
-can use it (``Prefilter.merged``). On a bounded input each query runs the columnar engine
-over the same columns (where its engine does); otherwise each query's engine is fed the
-events its variables can use, and the clock's ticks, in stream order, so that on a pipe
-every match is written as soon as it is decided. A single query's events go straight to its
+can use it (``Prefilter.merged``). Where every query's engine is columnar (``columnar``,
+or ``adaptive`` on a pattern it can run), the queries run over the same columns: step by
+step over an input in time order (a file or a pipe, the window's tail carried: each match
+written once its rows are in), or the whole input at once where rows come out of order
+(``--sort``, ``--max-delay``). Otherwise each query's engine is fed the events its
+variables can use, and the clock's ticks, in stream order, so that on a pipe every match
+is written as soon as it is decided. A single query's events go straight to its
 engine's own loop (the adaptive engine batches them there).
 
 Every match comes with its query's name. Each query has its own statistics (``parts``;
@@ -44,7 +47,7 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Run.__
     import numpy as np
 
     from cepcli.explain import Explanation
-    from cepcli.runtime.columnar import Columns, Found
+    from cepcli.runtime.columnar import Columns, Found, Increment
     from cepcli.sources.source import Source
     from cepcli.sources.times import TimeSpec
     from cepcli.sources.typed import TypedBatch
@@ -335,9 +338,14 @@ class Run:
         matches; ``batches``: none at all, the matches as ``Found``); else events from the
         source to each query's runtime. Then the error that ended the input."""
         chosen, evaluation = engine(self.run.engine), self.evaluation
-        if not evaluation.live and not evaluation.every and all(chosen.columnar(p) for p in self.patterns):
-            yield from self._columnar(batches, evaluation)
-            return
+        if not evaluation.every and all(chosen.columnar(p) for p in self.patterns):
+            options = self.source.options
+            if not options.sort and options.max_delay is None:  # in time order: step by step
+                yield from self._columnar(batches, self._steps())
+                return
+            if not evaluation.live:
+                yield from self._columnar(batches, self._whole())
+                return
         orders = self.orders()
         events = self.source.events(self.prefilter, self.stats, self.typed)
         if len(self.patterns) == 1:  # its engine's own loop (the adaptive engine batches)
@@ -349,34 +357,72 @@ class Run:
             return
         yield from self._fanned(events, orders, evaluation)
 
-    def _columnar(self, batches: bool, evaluation: EvalOptions) -> Iterator[tuple[str, Match | Found]]:
-        from cepcli.runtime.columnar import evaluate_found
-
-        run = self.run
+    def _whole(self) -> Iterator[tuple[Columns, Increment | None]]:
+        """The whole input's relevant rows at once (rows out of time order: ``--sort``,
+        ``--max-delay``), then the error that ended the input."""
         data, error = self.source.columns(self.prefilter, self.stats, self.typed)
-
-        def evaluated() -> Iterator[tuple[str, Found]]:
-            for name, pattern in zip(self.names, self.patterns, strict=True):  # one after another
-                part = self.parts[name]
-                part.engine = run.engine
-                if run.engine != "columnar":
-                    part.extra["adaptive_ran"] = "columnar"
-                order = tuple(v.name for v in pattern.variables)
-                bits = sum(1 << v.bit for v in pattern.variables)
-                mine = _rows_of(data, bits, self.schema, pattern.columns)
-                for found in evaluate_found(pattern, order, mine, self.schema, part, evaluation):
-                    yield name, found
-
-        for name, found in evaluated_ahead(evaluated):
-            if batches:
-                yield name, found
-            else:
-                for match in found.matches():
-                    yield name, match
-        if len(self.names) > 1:
-            self.stats.relevant_events = len(data.ts)
+        yield data, None
         if error is not None:
             raise error
+
+    def _steps(self) -> Iterator[tuple[Columns, Increment | None]]:
+        """The input's relevant rows step by step, the window's tail carried
+        (``Source.steps``): memory bounded by the window, not the input."""
+        window = max(p.window for p in self.patterns)
+        waits = any(b.trailing for p in self.patterns for b in p.branches)
+        steps = 0
+        try:
+            for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits):
+                steps += 1
+                yield step
+        finally:
+            self.stats.extra["columnar_steps"] = steps
+
+    def _columnar(
+        self, batches: bool, steps: Iterator[tuple[Columns, Increment | None]]
+    ) -> Iterator[tuple[str, Match | Found]]:
+        """The columnar engine over ``steps`` of the input (every query over each step's
+        rows, one after another), evaluated a few steps ahead of the writing."""
+        import numpy as np
+
+        from cepcli.runtime.columnar import Increment, evaluate_found
+
+        run, evaluation = self.run, self.evaluation
+        relevant = 0
+        for name in self.names:
+            part = self.parts[name]
+            part.engine = run.engine
+            if run.engine != "columnar":
+                part.extra["adaptive_ran"] = "columnar"
+
+        def evaluated() -> Iterator[tuple[str, Found]]:
+            nonlocal relevant
+            for data, increment in steps:
+                fresh = 0 if increment is None else increment.fresh
+                relevant += len(data) - fresh
+                for name, pattern in zip(self.names, self.patterns, strict=True):  # one after another
+                    order = tuple(v.name for v in pattern.variables)
+                    bits = sum(1 << v.bit for v in pattern.variables)
+                    mine = _rows_of(data, bits, self.schema, pattern.columns)
+                    step = increment
+                    if increment is not None and mine is not data:  # its rows' positions
+                        step = Increment(
+                            int(np.count_nonzero(data.masks[:fresh] & bits)), increment.before, increment.now
+                        )
+                    part = self.parts[name]
+                    for found in evaluate_found(pattern, order, mine, self.schema, part, evaluation, step):
+                        yield name, found
+
+        try:
+            for name, found in evaluated_ahead(evaluated):
+                if batches:
+                    yield name, found
+                else:
+                    for match in found.matches():
+                        yield name, match
+        finally:
+            if len(self.names) > 1:
+                self.stats.relevant_events = relevant
 
     def _fanned(
         self, events: Iterator[Event], orders: list[tuple[str, ...]], evaluation: EvalOptions

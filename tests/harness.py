@@ -15,6 +15,7 @@ from cepcli.prepare import RunOptions, compile_text
 from cepcli.run import Run
 from cepcli.runtime import adaptive as adaptive_runtime
 from cepcli.runtime.stats import Stats
+from cepcli.sources import source as source_module
 from cepcli.sources.options import InputOptions
 from cepcli.sources.source import Source
 from tests.oracle import MatchKey
@@ -40,11 +41,11 @@ def run_engine(
     name, _, how = engine.partition(":")
     inputs = InputOptions("-", chunk_rows=chunk_rows, **options)  # type: ignore[arg-type]
     compiled = compile_text(query_text, "<query>", inputs.unit)
-    if ENGINES[name].lazy and order is None and how:
+    if ENGINES[name].lazy and order is None and how in ("pattern", "reverse", "shuffle"):
         order = _order(how, compiled.pattern)
     job = Run({"q": compiled}, inputs, RunOptions(name, order), stdin=io.BytesIO(csv_text.encode()))
     found: set[MatchKey] = set()
-    with _segments(how if name == "adaptive" else ""):
+    with _segments(how if name == "adaptive" else ""), _steps(how if name == "columnar" else ""):
         for _, match in job.matches():
             key = frozenset(match.key)
             assert key not in found, f"{engine} reported {sorted(key)} twice"
@@ -89,6 +90,25 @@ def _segments(how: str) -> Iterator[None]:
         adaptive_runtime.BATCH = batch
         for name, value in zip(names, saved, strict=True):
             setattr(adaptive, name, value)
+
+
+@contextmanager
+def _steps(how: str) -> Iterator[None]:
+    """``columnar:pipe``: the input read as from a pipe, so the columnar engine evaluates it
+    incrementally, a step at each piece of the reader (``chunk_rows``: steps end inside a
+    window and between equal times), the window's tail carried; ``columnar:steps``: as a
+    file, a step whenever the new rows are as many as the tail's (not only past
+    ``STEP_ROWS``)."""
+    streaming, least = Source.streaming, source_module.STEP_ROWS
+    if how == "pipe":
+        Source.streaming = property(lambda self: True)  # type: ignore[method-assign, assignment]
+    if how == "steps":
+        source_module.STEP_ROWS = 1
+    try:
+        yield
+    finally:
+        Source.streaming = streaming  # type: ignore[method-assign]
+        source_module.STEP_ROWS = least
 
 
 def _order(how: str, pattern: Pattern) -> tuple[str, ...]:

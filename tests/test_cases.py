@@ -28,6 +28,8 @@ ENGINES = [
     "adaptive:mixed",
     "adaptive:pipe",
     "columnar",
+    "columnar:pipe",
+    "columnar:steps",
 ]
 
 # Cases also run with several reader chunk sizes (chunk borders must not matter).

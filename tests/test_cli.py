@@ -377,7 +377,7 @@ RUN_CASES = [
         "stats-adaptive-ran",
         ["run", "q.sase", "-i", "events.csv"],
         BASE,
-        stderr="columnar (the whole input, set-at-a-time)",
+        stderr="columnar, in 1 step (set-at-a-time)",
     ),
     Case(  # with --stats-every, the segments: one here, the first, by the tree
         "stats-adaptive-ran-segments",

@@ -125,6 +125,12 @@ class Branch:
         bound = {v.name for v in self.positives}
         return frozenset(y for x, y in self.order if x == name and y in bound)
 
+    @property
+    def trailing(self) -> bool:
+        """Does a negation trail the branch (no bound variable must follow it)? Its matches
+        are decided only once their window has closed."""
+        return any(not self.after(n.name) for n in self.negated)
+
     def conditions_on(self, name: str) -> tuple[Condition, ...]:
         return tuple(c for c in self.conditions if name in c.variables)
 

@@ -1,4 +1,4 @@
-"""The columnar engine: the lazy plan executed set-at-a-time over a bounded input.
+"""The columnar engine: the lazy plan executed set-at-a-time over columns of rows.
 
 Its input (``Columns``) is every relevant row of the input (a row some variable can use),
 in stream order: a row's *position* is its index there, so "x before y" is
@@ -31,7 +31,14 @@ not bound in the match, that satisfy its conditions and ``[attr]``: a match with
 dropped. OR branches are a union: a match found by two branches (the same variables on the
 same rows) is reported once.
 
-Memory: the time of the input is cut into slices (``clock.Slice``) of at most ``SLICE_ROWS``
+Incrementally (``Increment``): over an input in time order the rows come in steps
+(``Source.steps``), each the window's tail carried from the steps before plus the new
+rows, and a step reports the matches its new rows decide: those whose last event is new
+(for a SEQ, only the new rows are the last variable's candidates: a delta join), or, where
+a negation trails, those whose window its rows close. So a pipe's matches leave as its
+rows arrive, and memory follows the window, not the input.
+
+Memory: the time of the input (of a step) is cut into slices (``clock.Slice``) of at most ``SLICE_ROWS``
 relevant rows; a slice reads its rows and a window on each side (``Window.around``) and
 reports the matches whose earliest event it owns, so each match once. A join that would
 make more than ``STEP_TUPLES`` partial matches, or pass ``--max-instances``, halves its
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -133,6 +141,32 @@ class Found:
             made.clear()
 
 
+@dataclass(frozen=True, slots=True)
+class Increment:
+    """One step of an incremental evaluation (``cepcli.sources.source.Source.windows``):
+    the rows are the tail carried from the steps before (the rows a match not yet decided
+    may use) and, from position ``fresh`` on, the rows new to this step. Reported are the
+    matches decided by the new rows and not before: a match without a trailing negation
+    when its last event arrives (its last position is new), one with a trailing negation
+    (a negated variable no bound one follows) once a row past its window has arrived: its
+    window closes before ``now``, the latest time seen, and not before ``before``, the
+    latest time the steps before had seen. ``now`` None: the input ended, every match is
+    decided (but for ``Columns.until``); ``before`` None: the first step."""
+
+    fresh: int
+    before: int | None
+    now: int | None
+
+    def reports(self, window: Window, trailing: bool, low: np.ndarray, last: np.ndarray) -> np.ndarray:
+        """Which of the matches (their earliest times ``low``, last positions ``last``)
+        this step reports."""
+        if not trailing:
+            return last >= self.fresh
+        closes = window.closes(low)
+        due = np.ones(len(low), dtype=bool) if self.now is None else closes < self.now
+        return due if self.before is None else due & (closes >= self.before)
+
+
 def evaluate_columnar(
     pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
 ) -> Iterator[Match]:
@@ -143,26 +177,50 @@ def evaluate_columnar(
 
 
 def evaluate_found(
-    pattern: Pattern, order: Sequence[str], data: Columns, schema: Schema, stats: Stats, options: EvalOptions
+    pattern: Pattern,
+    order: Sequence[str],
+    data: Columns,
+    schema: Schema,
+    stats: Stats,
+    options: EvalOptions,
+    increment: Increment | None = None,
 ) -> Iterator[Found]:
     """``evaluate_columnar``'s matches as ``Found`` positions, a slice's at a time: for the
-    writers that make a match's text from columns (``cepcli.lines.found_lines``)."""
+    writers that make a match's text from columns (``cepcli.lines.found_lines``). With an
+    ``increment``: the matches that step decides (its new rows' counted)."""
     run = _Run(
-        pattern, tuple(order), data, schema, stats, Instances(stats, options.max_instances, "columnar")
+        pattern,
+        tuple(order),
+        data,
+        schema,
+        stats,
+        Instances(stats, options.max_instances, "columnar"),
+        increment,
     )
-    mine = int(np.count_nonzero(data.masks & sum(1 << v.bit for v in pattern.variables)))
+    bits = sum(1 << v.bit for v in pattern.variables)
+    fresh = increment.fresh if increment is not None else 0
+    mine = int(np.count_nonzero(data.masks[fresh:] & bits))
     stats.relevant_events += mine  # (several queries over the same rows: each its own)
-    stats.buffered(mine)
+    stats.buffered(len(data) if increment is not None else mine)
     try:
         for part in run.slices():
             yield from run.slice(part)
     finally:
         stats.unbuffered(len(data))
         # what the explain of this engine cannot know: the order it ran in, and the sizes
-        stats.extra["columnar_joins"] = [
+        # (summed over the steps of an incremental evaluation)
+        joins: list[list[dict[str, Any]]] = [
             [{"variable": var, "partial_matches": n} for var, n in run.joins[i].items()]
             for i in sorted(run.joins)
         ]
+        summed = increment is not None and increment.before is not None
+        before = stats.extra.get("columnar_joins") if summed else None
+        if isinstance(before, list) and len(before) == len(joins):
+            for mine_, old in zip(joins, before, strict=True):
+                had = {j["variable"]: j["partial_matches"] for j in old}
+                for j in mine_:
+                    j["partial_matches"] += had.get(j["variable"], 0)
+        stats.extra["columnar_joins"] = joins
 
 
 @dataclass(slots=True)
@@ -188,6 +246,7 @@ class _Run:
     schema: Schema
     stats: Stats
     instances: Instances
+    increment: Increment | None = None
     window: Window = field(init=False)
     candidates: dict[str, np.ndarray] = field(init=False)  # per variable: its positions
     codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(init=False)
@@ -264,11 +323,13 @@ class _Run:
             if table is None or not len(table):
                 continue
             owned = (table.low >= part.low) & (table.low < part.high)
-            if self.data.until is not None and any(not branch.after(n.name) for n in branch.negated):
+            if self.data.until is not None and branch.trailing:
                 owned &= self.window.closes(table.low) < self.data.until  # decided before the cut
-            table = table.take(owned)
             names = sorted(table.positions)
             last = np.max(np.stack([table.positions[n] for n in names]), axis=0)
+            if self.increment is not None:  # decided by this step's rows
+                owned &= self.increment.reports(self.window, self._waits(branch), table.low, last)
+            table, last = table.take(owned), last[owned]
             if len(self.pattern.branches) == 1:  # each binding once already: by (last, key)
                 order = np.lexsort([table.positions[n] for n in reversed(names)] + [last])
                 positions = tuple(table.positions[n][order] for n in names)
@@ -313,19 +374,44 @@ class _Run:
         positions ``[start, stop)`` (the plan's order breaks ties)."""
 
         def count(name: str) -> int:
-            found = self.candidates[name]
-            return int(np.searchsorted(found, stop, "left") - np.searchsorted(found, start, "left"))
+            return len(self._candidates(branch, name, start, stop))
 
         rank = {name: i for i, name in enumerate(self.order)}
         names = [v.name for v in branch.positives]
         return sorted(names, key=lambda n: (count(n), rank.get(n, len(rank))))
 
+    def _waits(self, branch: Branch) -> bool:
+        """Are the branch's matches decided when their window closes (a negation trails it,
+        or another branch binding the same variables, which may find the same match, and
+        one step must report it once), not when their last event arrives?"""
+        return any(other.trailing for other in self.pattern.branches if other.key == branch.key)
+
+    def _newest(self, branch: Branch) -> str | None:
+        """In an incremental step, the variable that follows every other bound one (the
+        last of a SEQ) when no negation trails the branch: a match this step reports has
+        its event among the new rows, so only those are its candidates (a delta join: the
+        step costs its new rows, not the tail)."""
+        if self.increment is None or self._waits(branch):
+            return None
+        positives = {v.name for v in branch.positives}
+        for name in positives:
+            if branch.before(name) == positives - {name}:
+                return name
+        return None
+
+    def _candidates(self, branch: Branch, var: str, start: int, stop: int) -> np.ndarray:
+        """``var``'s positions among ``[start, stop)`` (from the new rows on, for the
+        branch's newest variable in an incremental step)."""
+        candidates = self.candidates[var]
+        if self.increment is not None and var == self._newest(branch):
+            start = max(start, self.increment.fresh)
+        return candidates[(candidates >= start) & (candidates < stop)]
+
     def _bind(
         self, branch: Branch, table: _Table | None, bound: set[str], var: str, start: int, stop: int
     ) -> _Table:
         """``table`` with ``var`` bound: the window join of the module's steps 1-3."""
-        candidates = self.candidates[var]
-        candidates = candidates[(candidates >= start) & (candidates < stop)]
+        candidates = self._candidates(branch, var, start, stop)
         ts = self.data.ts
         if table is None:  # the first variable: each candidate a partial match
             times = ts[candidates]

@@ -24,7 +24,7 @@ from cepcli.arrays import arrow
 from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
-from cepcli.runtime.columnar import Columns, one_array
+from cepcli.runtime.columnar import Columns, Increment, one_array
 from cepcli.runtime.stats import Stats
 from cepcli.sources.batches import Projecting, RawBatch, Reader
 from cepcli.sources.frame import index_hint
@@ -36,6 +36,8 @@ from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
 from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds, not_times
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
+STEP_ROWS = 1 << 20  # a file's new relevant rows in a step of an incremental evaluation, at least
+_INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
 
 
@@ -438,6 +440,67 @@ class Source:
         stats.input_seconds += time.perf_counter() - started
         return data, error
 
+    def steps(
+        self, prefilter: Prefilter, stats: Stats, typed: frozenset[str], window: int, waits: bool
+    ) -> Iterator[tuple[Columns, Increment]]:
+        """The input's relevant rows as the steps of an incremental evaluation (an input in
+        time order: neither ``--sort`` nor ``--max-delay``): each step's columns are the
+        tail carried (the rows a match not yet decided may use: those within ``window`` ns
+        of the latest time seen; with ``waits``, where a match waits for its window to
+        close, two windows, as a negation may precede its earliest event), then the new
+        rows. A step is made at each piece of a pipe (its matches out as soon as its rows
+        are in; with ``waits``, also at each piece that moves time on), when a file's new
+        rows are at least ``STEP_ROWS`` and as many as the tail's, and at the end (every
+        match left decided; ``Columns.until`` the time reached where an error ended the
+        input, raised after that step). Memory: the tail and one step's rows, not the
+        input's."""
+        schema = self.schema()
+        away: list[int] = []
+        if isinstance(self.reader, Projecting):  # fetched in file order
+            used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
+            away = [schema.index(c) for c in self.reader.project(used)]
+        fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
+        tail: list[tuple[TypedBatch, np.ndarray]] = []
+        new: list[tuple[TypedBatch, np.ndarray]] = []
+        tail_rows = new_rows = 0
+        before: int | None = None
+        reached: int | None = None
+        error: InputError | None = None
+        streaming = self.streaming
+        reach = window * (2 if waits else 1)
+
+        def step(now: int | None, until: int | None = None) -> tuple[Columns, Increment]:
+            started = time.perf_counter()
+            data = _columns_of(tail + new, schema.columns, False, away, fetch)
+            data.until = until
+            stats.input_seconds += time.perf_counter() - started
+            return data, Increment(tail_rows, before, now)
+
+        try:
+            for kept, masks, cut in self.kept(prefilter, stats, typed):
+                started = time.perf_counter()
+                if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
+                    reached = int(kept.ts[-1]) if reached is None else max(reached, int(kept.ts[-1]))
+                    relevant = np.flatnonzero(masks)
+                    if len(relevant):
+                        new.append((kept.take(masks != 0), masks[relevant]))
+                        new_rows += len(relevant)
+                stats.input_seconds += time.perf_counter() - started
+                if cut is not None:
+                    error = cut
+                moved = waits and tail and reached != before
+                if (new_rows or moved) and (streaming or new_rows >= max(tail_rows, STEP_ROWS)):
+                    assert reached is not None
+                    yield step(reached)
+                    tail, tail_rows = _since(tail + new, max(reached - reach, _INT64_MIN))
+                    new, new_rows, before = [], 0, reached
+        except InputError as err:
+            error = err
+        if tail or new:
+            yield step(None, reached if error is not None else None)
+        if error is not None:
+            raise error
+
     @staticmethod
     def _made(kept: TypedBatch, masks: np.ndarray, stats: Stats) -> list[Event]:
         """The events of a piece's rows some variable can use (and a clock tick)."""
@@ -500,6 +563,22 @@ def _columns_of(
         )
 
     return Columns(rows, ts, masks, columns, events, values=values, decimal_text=frozenset(decimals))
+
+
+def _since(
+    parts: list[tuple[TypedBatch, np.ndarray]], horizon: int
+) -> tuple[list[tuple[TypedBatch, np.ndarray]], int]:
+    """The rows of the pieces at ``horizon`` or later (the pieces are in time order), and
+    how many."""
+    kept: list[tuple[TypedBatch, np.ndarray]] = []
+    for batch, masks in parts:
+        if not len(batch.ts) or int(batch.ts[-1]) < horizon:
+            continue
+        if int(batch.ts[0]) < horizon:
+            keep = batch.ts >= horizon
+            batch, masks = batch.take(keep), masks[keep]
+        kept.append((batch, masks))
+    return kept, sum(len(b.ts) for b, _ in kept)
 
 
 def _joined(chunks: list[pa.Array]) -> pa.Array | pa.ChunkedArray:
