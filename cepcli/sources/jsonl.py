@@ -38,7 +38,7 @@ from cepcli.events import Kind
 from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions
-from cepcli.sources.raw import RawInput
+from cepcli.sources.raw import RawInput, descriptor, gathered
 
 READ_BYTES = 4 << 20
 
@@ -54,6 +54,7 @@ class JsonlReader:
         self.name, self.streaming = self.input.name, self.input.streaming
         stream = self.input.stream
         self._read = getattr(stream, "read1", stream.read) if self.streaming else stream.read
+        self.fd = descriptor(stream) if self.streaming else None  # a pipe's, to wait on
         self.tail = b""
         self.eof = False
         self.next_row = split[2] if split else 0
@@ -105,6 +106,14 @@ class JsonlReader:
             self.tail = buf[cut:]
             return buf[:cut]
 
+    def _gathered(self) -> bytes | None:
+        """The next whole lines; from a pipe, with what arrives soon after
+        (``raw.gathered``)."""
+        block = self._block()
+        if block is None or self.fd is None:
+            return block
+        return gathered(block, lambda: self._block() or b"", self.fd, READ_BYTES, lambda: self.eof)
+
     def _sample(self, rows: int) -> pa.Schema:
         """Field names and types from the first ``rows`` objects (see the module). On a pipe
         (``rows`` 1: its first line types it) the fields are those of the lines of its first
@@ -151,7 +160,7 @@ class JsonlReader:
 
     def batches(self) -> Iterator[RawBatch]:
         while True:
-            block = self._held.pop(0) if self._held else self._block()
+            block = self._held.pop(0) if self._held else self._gathered()
             if block is None:
                 if self.failure is not None:
                     raise self.failure

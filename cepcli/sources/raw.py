@@ -8,9 +8,12 @@ import bz2
 import gzip
 import io
 import os
+import select
 import stat
 import sys
+import time
 import zlib
+from collections.abc import Callable
 from typing import IO
 
 import pyarrow as pa
@@ -21,6 +24,7 @@ from cepcli.sources.options import COMPRESSIONS, input_name
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\x28\xb5\x2f\xfd": "zstd", b"\x04\x22\x4d\x18": "lz4"}
 
 
+GATHER_SECONDS = 0.05  # a pipe's rows gathered into one piece for at most this long
 _PIECE = 1 << 16  # the most one read of a pyarrow decompressor asks for (see _Salvaged)
 _MOST = 1 << 20  # the most one read of Python's asks for (it gives what one step makes)
 
@@ -183,3 +187,29 @@ class RawInput:
     def close(self) -> None:
         if self.path != "-":
             self.raw.close()
+
+
+def descriptor(raw: IO[bytes]) -> int | None:
+    """The descriptor to wait on for more of ``raw`` (a pipe), if it has one (not a
+    decompressor's stream)."""
+    try:
+        return raw.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def gathered(first: bytes, more: Callable[[], bytes], fd: int, most: int, ended: Callable[[], bool]) -> bytes:
+    """``first`` (whole records read from a pipe) and the records that arrive on ``fd``
+    within ``GATHER_SECONDS`` after it (``more()`` reads them), up to ``most`` bytes or the
+    end of the input (``ended()``): a fast writer's rows are parsed in large pieces, a slow
+    one's still at once."""
+    pieces, size = [first], len(first)
+    deadline = time.monotonic() + GATHER_SECONDS
+    while size < most and not ended():
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            break
+        piece = more()
+        pieces.append(piece)
+        size += len(piece)
+    return b"".join(pieces) if len(pieces) > 1 else first

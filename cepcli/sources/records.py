@@ -27,28 +27,18 @@ from __future__ import annotations
 
 import csv
 import io
-import select
-import time
 from typing import IO
 
 import numpy as np
 
 from cepcli.errors import InputError, flag
+from cepcli.sources.raw import descriptor, gathered
 
 READ_BYTES = 1 << 20
-GATHER_SECONDS = 0.05  # a pipe's rows gathered into one piece for at most this long
 MARKER = "\x00cepcli-long-row:"
 _QUOTE, _LF, _CR, _COMMA = 34, 10, 13, 44
 _EDGE = np.zeros(256, dtype=bool)  # next to these, a quote opens or closes a quoted field
 _EDGE[[_COMMA, _QUOTE, _LF, _CR]] = True
-
-
-def _fileno(raw: IO[bytes]) -> int | None:
-    """The descriptor to wait on for more of ``raw`` (a pipe), if it has one."""
-    try:
-        return raw.fileno()
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        return None
 
 
 class RecordStream(io.RawIOBase):
@@ -68,7 +58,7 @@ class RecordStream(io.RawIOBase):
         self.width: int | None = None  # fields a row has (known once the header is read)
         self.header_done = not header  # the first record is a header (over the limit: an error)
         self.failure: InputError | None = None  # a failed read, raised after the records before it
-        self.fd = _fileno(raw) if streaming else None  # a pipe's, to wait on (None: a decompressor)
+        self.fd = descriptor(raw) if streaming else None  # a pipe's, to wait on (None: a decompressor)
 
     def readable(self) -> bool:
         return True
@@ -83,22 +73,11 @@ class RecordStream(io.RawIOBase):
 
     def records(self) -> bytes:
         """The next whole records (at least one), as soon as they are read; empty at the
-        end of the input. From a pipe, what arrives within ``GATHER_SECONDS`` of the first
-        of them comes too (up to ``READ_BYTES``): a fast writer's rows are parsed in large
-        pieces, a slow one's still at once."""
+        end of the input. From a pipe, with what arrives soon after (``raw.gathered``)."""
         while not self.out and not (self.eof and not self.tail):
             self.out = self._next()
-        if self.streaming and self.fd is not None and self.out:
-            pieces, size = [self.out], len(self.out)
-            deadline = time.monotonic() + GATHER_SECONDS
-            while size < READ_BYTES and not self.eof:
-                wait = deadline - time.monotonic()
-                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
-                    break
-                more = self._next()
-                pieces.append(more)
-                size += len(more)
-            self.out = b"".join(pieces)
+        if self.fd is not None and self.out:
+            self.out = gathered(self.out, self._next, self.fd, READ_BYTES, lambda: self.eof)
         out, self.out = self.out, b""
         return out
 
