@@ -370,13 +370,11 @@ class Run:
         (``Source.steps``): memory bounded by the window, not the input."""
         window = max(p.window for p in self.patterns)
         waits = any(b.trailing for p in self.patterns for b in p.branches)
-        steps = 0
-        try:
-            for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits):
-                steps += 1
-                yield step
-        finally:
-            self.stats.extra["columnar_steps"] = steps
+        extra = self.stats.extra
+        extra["columnar_steps"] = 0
+        for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits):
+            extra["columnar_steps"] += 1  # (as it goes: a run stopped by Ctrl-C says its steps)
+            yield step
 
     def _columnar(
         self, batches: bool, steps: Iterator[tuple[Columns, Increment | None]]

@@ -141,10 +141,69 @@ def test_the_default_format_on_a_pipe_streams(tmp_path: Path) -> None:
     open) and one line on standard error saying so; the table would wait for the end."""
     q = tmp_path / "q.sase"
     q.write_text("PATTERN SEQ(A a, B b) WITHIN 10")
-    proc = subprocess.Popen([sys.executable, "-m", "cepcli", "run", str(q), "-i", "-"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cepcli", "run", str(q), "-i", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     _write(proc, HEADER + b"A,1,1\nB,2,5\n")
     line = _line(proc, 60)
     assert line is not None and json.loads(line)["b"]["_row"] == 1
     _, err = _finish(proc)
     assert b"the input is a stream: matches are written as jsonl lines as they are found" in err
+
+
+def test_follow_reads_a_file_as_another_process_appends_to_it(tmp_path: Path) -> None:
+    """``--follow``: rows appended to the file after the run started are read, and their
+    match written, while the run waits for more (until Ctrl-C: exit 130, lines whole)."""
+    import signal
+
+    data, query = tmp_path / "events.csv", tmp_path / "q.sase"
+    data.write_bytes(HEADER + b"A,0,1\n")
+    query.write_text("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5")
+    cmd = [
+        sys.executable,
+        "-m",
+        "cepcli",
+        "run",
+        str(query),
+        "-i",
+        str(data),
+        "--follow",
+        "--format",
+        "jsonl",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert _line(proc, 1.0) is None  # no B yet: nothing, and the run goes on
+        with data.open("ab") as out:
+            out.write(b"B,1,0\nB,2,5\n")
+        line = _line(proc, 30)
+        assert line is not None and json.loads(line)["b"]["_row"] == 2
+        assert proc.poll() is None  # still following
+        proc.send_signal(signal.SIGINT)
+        out_rest, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and out_rest == b""
+    assert b"interrupted: the matches written so far are complete" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-i", "-"], "not with standard input"),
+        (["-i", "{data}", "--sort"], "not with --sort"),
+        (["-i", "{data}.gz"], "a plain CSV or JSON-lines file"),
+    ],
+)
+def test_follow_is_for_a_plain_file(tmp_path: Path, args: list[str], said: str) -> None:
+    data = tmp_path / "events.csv"
+    data.write_bytes(HEADER + b"A,0,1\n")
+    (tmp_path / "events.csv.gz").write_bytes(gzip.compress(HEADER))
+    cmd = [sys.executable, "-m", "cepcli", "run", "-e", "PATTERN SEQ(A a, B b) WITHIN 5", "--follow"]
+    done = subprocess.run(
+        [*cmd, *(a.format(data=data) for a in args)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr

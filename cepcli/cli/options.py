@@ -70,6 +70,12 @@ def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),
         click.option("--sort", is_flag=True, help="Sort the input by time (stable) before evaluating."),
         click.option(
+            "--follow",
+            is_flag=True,
+            help="Read a file that another process appends to as it grows (as tail -f), until"
+            " Ctrl-C; matches are written as their rows arrive.",
+        ),
+        click.option(
             "--max-delay",
             default=None,
             metavar="DURATION",
@@ -229,6 +235,7 @@ def input_options_of(kw: dict[str, Any]) -> InputOptions:
         columns=columns,
         sort=kw["sort"],
         max_delay=kw["max_delay"],
+        follow=kw["follow"],
         chunk_rows=kw["chunk_rows"],
         on_bad_row=kw.get("on_bad_row", "fail"),
         max_row_bytes=kw.get("max_row_bytes"),
@@ -253,6 +260,7 @@ SECTIONS = {
         "columns",
         "sort",
         "max_delay",
+        "follow",
         "chunk_rows",
         "on_bad_row",
         "max_row_bytes",

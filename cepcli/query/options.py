@@ -24,4 +24,5 @@ INPUT_OPTIONS: dict[str, type | tuple[str, ...]] = {
     "on_bad_row": ON_BAD_ROW,
     "max_row_bytes": int,
     "max_delay": str,
+    "follow": bool,
 }

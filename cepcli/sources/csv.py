@@ -44,7 +44,7 @@ class CsvReader:
         split = options.split  # a part of the file (a Spark worker's): no header in it
         part = split[:2] if split and split[0] >= 0 else None  # (start < 0: the whole file)
         header = options.header and part is None
-        self.input = RawInput(options.path, stdin, part)
+        self.input = RawInput(options.path, stdin, part, options.follow)
         self.name, self.streaming = self.input.name, self.input.streaming
         limit = options.row_limit
         self.records = RecordStream(self.input.stream, self.name, limit, self.streaming, header=header)

@@ -50,7 +50,7 @@ class JsonlReader:
         assert options.path is not None
         split = options.split
         part = split[:2] if split and split[0] >= 0 else None  # (start < 0: the whole file)
-        self.input = RawInput(options.path, stdin, part)
+        self.input = RawInput(options.path, stdin, part, options.follow)
         self.name, self.streaming = self.input.name, self.input.streaming
         stream = self.input.stream
         self._read = getattr(stream, "read1", stream.read) if self.streaming else stream.read

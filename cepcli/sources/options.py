@@ -53,6 +53,7 @@ class InputOptions:
     row_col: str | None = None
     split: tuple[int, int, int] | None = None  # (start, stop, first row id): a part of a file
     max_delay: str | None = None  # rows may come this much later than the latest (``5 min``)
+    follow: bool = False  # a file another process appends to, read as it grows (``tail -f``)
     # Parquet: read only these columns from the first row group on (a Spark split's), the
     # others nulls until ``fetch`` reads them (``ParquetReader.project``)
     only: tuple[str, ...] | None = None
@@ -107,6 +108,13 @@ class InputOptions:
             raise UsageError(
                 f"{flag('time-format')} reads text dates; {flag('time-unit')} reads numbers: give one of them"
             )
+        if self.follow:
+            if self.path == "-" or self.sort:
+                said = flag("sort") if self.sort else "standard input (a pipe is read as it comes)"
+                raise UsageError(f"{flag('follow')} reads a file as it grows, not with {said}")
+            plain = self.path is None or not self.path.lower().endswith(COMPRESSED)
+            if not plain or (self.path is not None and format_of(self.path, self.format) == "parquet"):
+                raise UsageError(f"{flag('follow')} reads a plain CSV or JSON-lines file as it grows")
         if self.max_delay is not None:
             _ = self.delay
             if self.sort:

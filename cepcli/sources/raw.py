@@ -106,13 +106,17 @@ class _Salvaged(io.RawIOBase):
         return b""
 
 
-def open_input(path: str, name: str, stdin: IO[bytes] | None) -> tuple[IO[bytes], int | None, bool]:
+def open_input(
+    path: str, name: str, stdin: IO[bytes] | None, follow: bool = False
+) -> tuple[IO[bytes], int | None, bool]:
     """The raw bytes of an input, its size when known, and whether it is a stream (a pipe,
-    FIFO or terminal: rows are evaluated as they arrive)."""
+    FIFO or terminal, or a file followed as it grows: rows are evaluated as they arrive)."""
     try:
         raw: IO[bytes] = (stdin or sys.stdin.buffer) if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as err:
         raise InputError(f"cannot open: {err.strerror}", filename=name) from None
+    if follow:
+        return _Followed(raw), None, True  # type: ignore[return-value]
     try:
         mode = os.fstat(raw.fileno()).st_mode
     except (OSError, AttributeError, io.UnsupportedOperation):
@@ -160,17 +164,55 @@ class _Part(io.RawIOBase):
         return len(data)
 
 
+FOLLOW_SECONDS = 0.05  # a followed file at its end is looked at again after this long
+
+
+class _Followed(io.RawIOBase):
+    """A file another process appends to, read as it grows (``tail -f``): at its end a
+    read waits for more, looking again every ``FOLLOW_SECONDS``, until the run is stopped
+    (Ctrl-C). Without a descriptor to wait on: a regular file is always "ready"."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while True:
+            data = self.raw.read(len(buffer))
+            if data:
+                buffer[: len(data)] = data
+                return len(data)
+            time.sleep(FOLLOW_SECONDS)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size if size >= 0 else io.DEFAULT_BUFFER_SIZE)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
 class RawInput:
     """``path`` (``-``: standard input, or ``stdin`` when given) opened for reading:
     ``stream`` its decompressed bytes (with ``part``, only bytes ``start:stop`` of a plain
-    file); ``streaming`` whether rows arrive as they are written (a pipe, FIFO or terminal)."""
+    file); ``streaming`` whether rows arrive as they are written (a pipe, FIFO or terminal;
+    ``follow``: a file read as it grows)."""
 
     def __init__(
-        self, path: str, stdin: IO[bytes] | None = None, part: tuple[int, int] | None = None
+        self,
+        path: str,
+        stdin: IO[bytes] | None = None,
+        part: tuple[int, int] | None = None,
+        follow: bool = False,
     ) -> None:
         self.path = path
         self.name = input_name(path)
-        self.raw, self.total_bytes, self.streaming = open_input(path, self.name, stdin)
+        self.raw, self.total_bytes, self.streaming = open_input(path, self.name, stdin, follow)
         if part is not None:
             self.stream: IO[bytes] = _Part(self.raw, *part)  # type: ignore[assignment]
             self.total_bytes = part[1] - part[0]
