@@ -370,10 +370,11 @@ class Run:
         (``Source.steps``): memory bounded by the window, not the input."""
         window = max(p.window for p in self.patterns)
         waits = any(b.trailing for p in self.patterns for b in p.branches)
-        extra = self.stats.extra
-        extra["columnar_steps"] = 0
+        extra, steps = self.stats.extra, 0
+        extra["columnar_steps"] = steps
         for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits):
-            extra["columnar_steps"] += 1  # (as it goes: a run stopped by Ctrl-C says its steps)
+            steps += 1
+            extra["columnar_steps"] = steps  # (as it goes: a run stopped by Ctrl-C says its steps)
             yield step
 
     def _columnar(
