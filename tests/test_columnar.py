@@ -12,6 +12,7 @@ import pytest
 
 from cepcli.errors import LimitError
 from cepcli.runtime import columnar
+from cepcli.sources import source as source_module
 from tests.harness import run_engine
 from tests.oracle import oracle
 
@@ -39,22 +40,46 @@ QUERIES = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["columnar", "columnar:pipe"])
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize(
     "slice_rows,step_tuples", [(1, 1 << 21), (3, 1 << 21), (1 << 20, 1 << 21), (1 << 20, 2)]
 )
 def test_slices_of_any_size_give_the_oracles_matches(
-    query: str, slice_rows: int, step_tuples: int, monkeypatch: pytest.MonkeyPatch
+    query: str, slice_rows: int, step_tuples: int, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A slice owns the matches whose earliest event it holds and reads a window on each
     side: with one row a slice, matches cross every border; with at most 2 partial matches a
-    join, a slice is halved again and again (down to the rows of one time)."""
+    join, a slice is halved again and again (down to the rows of one time). Also inside the
+    steps of an incremental evaluation (``columnar:pipe``: a step every 13 rows)."""
     monkeypatch.setattr(columnar, "SLICE_ROWS", slice_rows)
     monkeypatch.setattr(columnar, "STEP_TUPLES", step_tuples)
     for seed in range(8):
         text = _stream(seed)
-        got, _ = run_engine(query, text, "columnar", chunk_rows=13)
+        got, _ = run_engine(query, text, engine, chunk_rows=13)
         assert got == oracle(query, text), (seed, query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 6", "PATTERN SEQ(A a, B b, NOT C n) WITHIN 6"],
+)
+def test_a_file_in_time_order_is_held_a_window_at_a_time(query: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory follows the window, not the file: 20,000 rows in steps of at least 500 new
+    rows hold at most a step, its tail and a window's rows at once (the whole input with
+    ``--sort``, which must hold it), with the same matches."""
+    monkeypatch.setattr(source_module, "STEP_ROWS", 500)
+    rnd = random.Random(7)
+    lines = ["type,ts,x"] + [f"{rnd.choice('ABC')},{i // 2},{rnd.randrange(9)}" for i in range(20_000)]
+    text = "\n".join(lines) + "\n"
+    stepped, stats = run_engine(query, text, "columnar", chunk_rows=256)
+    whole, whole_stats = run_engine(query, text, "columnar", chunk_rows=256, sort=True)
+    assert stepped == whole and len(stepped) > 1000
+    assert whole_stats.peak_buffered_events == whole_stats.relevant_events > 10_000
+    assert stats.extra["columnar_steps"] > 10
+    # a step: its new rows (500, and a piece of at most 256 beyond), its tail (the rows of
+    # two windows at most, 2 rows a time unit): under 800 rows, of more than 10,000
+    assert stats.peak_buffered_events <= 500 + 256 + 2 * 6 * 2 + 2
 
 
 def test_float_keys_are_compared_as_numbers() -> None:
