@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import io
 import json
 import multiprocessing
 import os
@@ -66,6 +67,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -214,9 +216,31 @@ class Outcome:
     stats: dict[str, Any]
 
 
-def child_env(scratch: Path) -> dict[str, str]:
+def snapshot(rev: str, scratch: Path) -> tuple[Path, str]:
+    """``cepcli/`` of commit ``rev``, extracted once (``git archive``) into the scratch
+    directory, and the commit's short hash: the runs then measure that commit whatever the
+    checkout holds meanwhile."""
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dest = scratch / f"streams-cepcli-{sha}"
+    if not (dest / "cepcli").exists():
+        partial = scratch / f"streams-cepcli-{sha}.partial"
+        partial.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", sha, "cepcli"], cwd=ROOT, capture_output=True, check=True)
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(partial, filter="data")
+        partial.rename(dest)
+    return dest, sha
+
+
+def child_env(scratch: Path, code: Path | None) -> dict[str, str]:
+    """The children's environment: bytecode cached in the scratch directory; with ``code``
+    (a ``snapshot``), that cepcli first on ``PYTHONPATH``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(scratch / "streams-pycache")
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     return env
 
 
@@ -284,10 +308,19 @@ class Result:
         return statistics.median(float(o.stats.get(key) or 0) for o in self.outcomes)
 
     def only(self, key: str) -> int:
-        """A count every run agrees on (matches, steps, relevant events)."""
+        """A count every run agrees on (matches, relevant events)."""
         values = {int(o.stats.get(key) or 0) for o in self.outcomes}
-        assert len(values) == 1, f"{self.job.label}: {key} differs between runs: {values}"
+        if len(values) != 1:
+            sys.exit(f"{self.job.label}: {key} differs between runs: {sorted(values)}")
         return values.pop()
+
+    def steps(self) -> str:
+        """``columnar_steps``: on a pipe, where the pieces fall depends on timing, so a range
+        when the runs differ ("-": not stepped, the whole input at once)."""
+        values = sorted(
+            {int(o.stats["columnar_steps"]) for o in self.outcomes if "columnar_steps" in o.stats}
+        )
+        return "-" if not values else f"{values[0]:,}" + (f"-{values[-1]:,}" if len(values) > 1 else "")
 
     @property
     def engine_seconds(self) -> float:
@@ -351,7 +384,7 @@ class Report:
         )
         print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for part, r in self.rows:
-            steps = r.only("columnar_steps") if "columnar_steps" in r.outcomes[0].stats else "-"
+            steps = r.steps()
             print(
                 f"| {part} | {r.job.label} | {r.job.rows:,} | {r.wall:.2f} | {r.rss_mb:.0f}"
                 f" | {r.stat('seconds'):.2f} | {r.stat('input_seconds'):.2f} | {r.engine_seconds:.2f}"
@@ -450,23 +483,34 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()) / "cepcli-bench")
     parser.add_argument("--stream-rows", type=int, default=10_000_000)
     parser.add_argument("--timeout", type=float, default=300, help="seconds, one run")
+    parser.add_argument("--commit", help="measure this commit's cepcli/ (git archive), not the checkout's")
     args = parser.parse_args()
     parts = args.only.split(",")
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     args.scratch.mkdir(parents=True, exist_ok=True)
-    env = child_env(args.scratch)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    code, commit = snapshot(args.commit, args.scratch) if args.commit else (None, "")
+    if code is None:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "cepcli"], cwd=ROOT, capture_output=True, text=True
+        )
+        commit = head.stdout.strip() + (" with edits in cepcli/" if dirty.stdout.strip() else "")
+    env = child_env(args.scratch, code)
+    loads = [sys.executable, "-c", "import cepcli; print(cepcli.__file__)"]
+    where = subprocess.run(loads, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    if code is not None and not where.startswith(str(code)):
+        sys.exit(f"the children load {where}, not the snapshot in {code}")
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"# {now}, commit {commit}, {platform.machine()}, {os.cpu_count()} cores,"
         f" Python {platform.python_version()}; load {_load()}; `python benchmarks/streams.py"
         f" {' '.join(sys.argv[1:])}`".rstrip()
     )
-    print(f"# inputs in {args.scratch}", flush=True)
+    print(f"# inputs in {args.scratch}; the children's cepcli: {where}", flush=True)
     report = Report()
     started = time.perf_counter()
     # one run first: cepcli's bytecode into the scratch directory's cache (not measured)

@@ -8,9 +8,9 @@ The input is read, typed and prefiltered once for all the queries. Their variabl
 bits of their own (``rebit``), so one mask per row says which variables of which queries
 can use it (``Prefilter.merged``). Where every query's engine is columnar (``columnar``,
 or ``adaptive`` on a pattern it can run), the queries run over the same columns: step by
-step over an input in time order (a file or a pipe, the window's tail carried: each match
-written once its rows are in), or the whole input at once where rows come out of order
-(``--sort``, ``--max-delay``). Otherwise each query's engine is fed the events its
+step (a file or a pipe, the window's tail carried: each match written once its rows are
+in; with ``--max-delay``, once the delay has passed them), or the whole input at once with
+``--sort``. Otherwise each query's engine is fed the events its
 variables can use, and the clock's ticks, in stream order, so that on a pipe every match
 is written as soon as it is decided. A single query's events go straight to its
 engine's own loop (the adaptive engine batches them there).
@@ -340,7 +340,7 @@ class Run:
         chosen, evaluation = engine(self.run.engine), self.evaluation
         if not evaluation.every and all(chosen.columnar(p) for p in self.patterns):
             options = self.source.options
-            if not options.sort and options.max_delay is None:  # in time order: step by step
+            if not options.sort:  # step by step (--max-delay: as the rows are in)
                 yield from self._columnar(batches, self._steps())
                 return
             if not evaluation.live:
@@ -358,8 +358,8 @@ class Run:
         yield from self._fanned(events, orders, evaluation)
 
     def _whole(self) -> Iterator[tuple[Columns, Increment | None]]:
-        """The whole input's relevant rows at once (rows out of time order: ``--sort``,
-        ``--max-delay``), then the error that ended the input."""
+        """The whole input's relevant rows at once (``--sort``), then the error that ended
+        the input."""
         data, error = self.source.columns(self.prefilter, self.stats, self.typed)
         yield data, None
         if error is not None:

@@ -443,48 +443,59 @@ class Source:
     def steps(
         self, prefilter: Prefilter, stats: Stats, typed: frozenset[str], window: int, waits: bool
     ) -> Iterator[tuple[Columns, Increment]]:
-        """The input's relevant rows as the steps of an incremental evaluation (an input in
-        time order: neither ``--sort`` nor ``--max-delay``): each step's columns are the
-        tail carried (the rows a match not yet decided may use: those within ``window`` ns
-        of the latest time seen; with ``waits``, where a match waits for its window to
-        close, two windows, as a negation may precede its earliest event), then the new
-        rows. A step is made at each piece of a pipe (its matches out as soon as its rows
-        are in; with ``waits``, also at each piece that moves time on), when a file's new
-        rows are at least ``STEP_ROWS`` and as many as the tail's, and at the end (every
-        match left decided; ``Columns.until`` the time reached where an error ended the
-        input, raised after that step). Memory: the tail and one step's rows, not the
-        input's."""
+        """The input's relevant rows as the steps of an incremental evaluation (but with
+        ``--sort``). Each step's columns are the tail carried, then the new rows. The tail
+        is the rows a match not yet decided may use: those within ``window`` ns of the time
+        up to which every row is in (the latest time; with ``--max-delay``, the latest minus
+        the delay, the rows after it held until it passes them, and a step's rows sorted by
+        time, then arrival); with ``waits``, where a match waits for its window to close,
+        two windows, as a negation may precede its earliest event. A step is made at each
+        piece of a pipe (its matches out as soon as its rows are in; with ``waits``, also at
+        each piece that moves time on), when a file's new rows are at least ``STEP_ROWS``
+        and as many as the tail's, and at the end (every match left decided;
+        ``Columns.until`` the time reached where an error ended the input, raised after that
+        step). Memory: the tail, the delay's rows and one step's rows, not the input's."""
         schema = self.schema()
+        delayed = self.options.max_delay is not None
         away: list[int] = []
-        if isinstance(self.reader, Projecting):  # fetched in file order
+        if isinstance(self.reader, Projecting) and not delayed:  # fetched in file order
             used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
             away = [schema.index(c) for c in self.reader.project(used)]
         fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
         tail: list[tuple[TypedBatch, np.ndarray]] = []
         new: list[tuple[TypedBatch, np.ndarray]] = []
+        held: list[tuple[TypedBatch, np.ndarray]] = []  # --max-delay: rows a row to come may precede
         tail_rows = new_rows = 0
         before: int | None = None
-        reached: int | None = None
+        reached: int | None = None  # the rows before it are all in (in time order: the latest time)
+        latest: int | None = None  # the latest time read
         error: InputError | None = None
         streaming = self.streaming
         reach = window * (2 if waits else 1)
+        checks: list[_Checks] = []
 
         def step(now: int | None, until: int | None = None) -> tuple[Columns, Increment]:
             started = time.perf_counter()
-            data = _columns_of(tail + new, schema.columns, False, away, fetch)
+            data = _columns_of(tail + new, schema.columns, delayed, away, fetch)  # (--max-delay: sorted)
             data.until = until
             stats.input_seconds += time.perf_counter() - started
             return data, Increment(tail_rows, before, now)
 
         try:
-            for kept, masks, cut in self.kept(prefilter, stats, typed):
+            for kept, masks, cut in self.kept(prefilter, stats, typed, checks=checks):
                 started = time.perf_counter()
                 if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
-                    reached = int(kept.ts[-1]) if reached is None else max(reached, int(kept.ts[-1]))
+                    last = int(kept.ts.max()) if delayed else int(kept.ts[-1])
+                    latest = last if latest is None else max(latest, last)
                     relevant = np.flatnonzero(masks)
                     if len(relevant):
-                        new.append((kept.take(masks != 0), masks[relevant]))
-                        new_rows += len(relevant)
+                        (held if delayed else new).append((kept.take(masks != 0), masks[relevant]))
+                        new_rows += 0 if delayed else len(relevant)
+                reached = checks[0].frontier if delayed else latest
+                if held and reached is not None:  # the rows no row to come can precede, in order
+                    done, held = _released(held, reached)
+                    new.extend(done)
+                    new_rows += sum(len(b.ts) for b, _ in done)
                 stats.input_seconds += time.perf_counter() - started
                 if cut is not None:
                     error = cut
@@ -496,8 +507,10 @@ class Source:
                     new, new_rows, before = [], 0, reached
         except InputError as err:
             error = err
+        if held:
+            new.extend(_released(held, None)[0])
         if tail or new:
-            yield step(None, reached if error is not None else None)
+            yield step(None, latest if error is not None else None)
         if error is not None:
             raise error
 
@@ -565,16 +578,36 @@ def _columns_of(
     return Columns(rows, ts, masks, columns, events, values=values, decimal_text=frozenset(decimals))
 
 
+def _released(
+    parts: list[tuple[TypedBatch, np.ndarray]], frontier: int | None
+) -> tuple[list[tuple[TypedBatch, np.ndarray]], list[tuple[TypedBatch, np.ndarray]]]:
+    """The rows of the pieces earlier than ``frontier`` (None: all), and the rest, still
+    held (each piece as it came: the step sorts its rows)."""
+    if frontier is None:
+        return parts, []
+    done: list[tuple[TypedBatch, np.ndarray]] = []
+    rest: list[tuple[TypedBatch, np.ndarray]] = []
+    for batch, masks in parts:
+        early = batch.ts < frontier
+        if early.all():
+            done.append((batch, masks))
+        elif not early.any():
+            rest.append((batch, masks))
+        else:
+            done.append((batch.take(early), masks[early]))
+            rest.append((batch.take(~early), masks[~early]))
+    return done, rest
+
+
 def _since(
     parts: list[tuple[TypedBatch, np.ndarray]], horizon: int
 ) -> tuple[list[tuple[TypedBatch, np.ndarray]], int]:
-    """The rows of the pieces at ``horizon`` or later (the pieces are in time order), and
-    how many."""
+    """The rows of the pieces at ``horizon`` or later, and how many."""
     kept: list[tuple[TypedBatch, np.ndarray]] = []
     for batch, masks in parts:
-        if not len(batch.ts) or int(batch.ts[-1]) < horizon:
+        if not len(batch.ts) or int(batch.ts.max()) < horizon:
             continue
-        if int(batch.ts[0]) < horizon:
+        if int(batch.ts.min()) < horizon:
             keep = batch.ts >= horizon
             batch, masks = batch.take(keep), masks[keep]
         kept.append((batch, masks))
