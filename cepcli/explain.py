@@ -82,10 +82,11 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             )
             if automaton.columnar:  # what a file runs: the columnar joins, then the segments' tree
                 bounded = (
-                    "on a bounded input (a file, a DataFrame, an Arrow table, a Spark shard) this pattern"
-                    " runs the columnar engine: its joins come first below (the run's order is in its"
-                    " stats), each negation an anti-join after them (the edge to R); on a pipe or with"
-                    " --stats-every it runs in segments, the tree after them"
+                    "this pattern runs the columnar engine (a file or a pipe step by step, the"
+                    " window's tail carried; a DataFrame, an Arrow table or a Spark shard at once):"
+                    " its joins come first below (the run's order is in its stats), each negation an"
+                    " anti-join after them (the edge to R); with --stats-every, or --sort on a pipe,"
+                    " it runs in segments, the tree after them"
                 )
                 segments = _segment_note(pattern, automaton)
                 said = (bounded, segments, *_negations(pattern, f"{_ANTI_JOIN}; {checked}"))
@@ -101,11 +102,12 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
         case Pattern():  # the columnar engine: the pattern's plan, joined set-at-a-time
             views = _columnar_views(pattern)
             note = (
-                "columnar: the whole input's relevant rows as arrays; per branch, the variables"
-                " are joined rarest first by their exact counts (the order below is the pattern's:"
-                " the run's is in its stats), each a window join (searchsorted on time and on the"
-                " SEQ order, on an equality key where there is one), then each negation as an"
-                " anti-join; Kleene patterns and pipes run the tree"
+                "columnar: the relevant rows as arrays (a file or a pipe step by step, the"
+                " window's tail carried); per branch, the variables are joined rarest first by"
+                " their exact counts (the order below is the pattern's: the run's is in its"
+                " stats), each a window join (searchsorted on time and on the SEQ order, on an"
+                " equality key where there is one), then each negation as an anti-join; Kleene"
+                " patterns run the tree"
             )
             return Explanation(engine, (), "", branches, views, (note, *_negations(pattern, _ANTI_JOIN)))
         case TreeNfa():

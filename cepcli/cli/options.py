@@ -125,12 +125,13 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Choice(ENGINE_NAMES),
         default=DEFAULT_ENGINE,
         show_default=True,
-        help="adaptive: eager, the chain or the tree, chosen per time segment from the rates it"
-        " measures (the default); tree: the lazy Tree NFA, it picks the rarest variable as it goes;"
+        help="adaptive (the default): columnar where the pattern allows, else eager, the chain or"
+        " the tree, chosen per time segment from the rates it measures; tree: the lazy Tree NFA,"
+        " it picks the rarest variable as it goes;"
         " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
         " post-processing: chain, checking negations as early as possible or after a match;"
         " eager: the classic NFA, every partial match on arrival; columnar: the lazy plan"
-        " set-at-a-time over a whole bounded input (Kleene patterns and pipes run the tree)"
+        " set-at-a-time, files and pipes step by step (Kleene patterns run the tree)"
         " (see the README's table).",
     )(command)
 
