@@ -6,13 +6,13 @@ Usage (from the repository root, with ../shared beside it):
 
     python benchmarks/streams.py [--repeat 5] [--repeat-large 3] [--only pipe,memory,stream]
         [--data ../shared/data/flights-3m.parquet] [--scratch /tmp/cepcli-bench]
-        [--stream-rows 10000000]
+        [--stream-rows 10000000] [--commit HEAD]
 
 Inputs (written once into ``--scratch``, never into the repository, and reused): the first
-1,000,000 rows of ``flights-3m.parquet`` as CSV (pyarrow's writer); flights-3m as Parquet in
-row groups of 1,000,000 rows, and ten copies of it, the k-th with every ``date`` k * 365 days
-later (30,000,000 rows, still sorted, a match never spans two copies), in row groups of
-1,000,000; the first ``--stream-rows`` rows of those copies as CSV. Airports are the types:
+1,000,000 rows of ``flights-3m.parquet`` as CSV (pyarrow's writer); flights-3m as Parquet,
+and ten copies of it, the k-th with every ``date`` k * 365 days later (30,000,000 rows, still
+sorted, a match never spans two copies), both in flights-3m's row groups (272,727 rows);
+the first ``--stream-rows`` rows of those copies as CSV. Airports are the types:
 ``--type-col origin --time-col date``.
 
 Query A is ``SEQ(ORD a, DFW b, ATL c) WHERE a.delay < b.delay AND a.destination =
@@ -38,7 +38,12 @@ Parts (``--only``):
   TCP from another node).
 * Engine time per relevant event, ``(seconds - input_seconds) / relevant_events`` of
   ``--stats-json``, step by step (the pipe) against the whole input (``--sort`` on the
-  file), from the runs of ``pipe`` and ``stream``: reported, no target.
+  file), from the runs of ``pipe`` and ``stream``: reported, no target. (Step by step, the
+  evaluation's thread runs while the input is read, so part of its work is hidden in
+  ``input_seconds``; with the whole input, reading ends before evaluating starts.)
+
+On a pipe a step is a piece of the reader (what arrives within 50 ms), ``--chunk-rows``
+its largest size: the ``steps`` column says how many pieces there were.
 
 Every figure is a whole process: its wall seconds and its peak RSS (``ru_maxrss`` of the
 cepcli process alone, from ``os.wait4``; cat's is not included). The runs of one part are
@@ -48,8 +53,12 @@ the match counts must agree (the 30M run's must be ten times the 3M run's; the s
 1 otherwise). The children run without ``PYTHONDONTWRITEBYTECODE`` and with
 ``PYTHONPYCACHEPREFIX`` in the scratch directory, so that after a first warm-up run they
 load cepcli's bytecode, as an installed cepcli does, and nothing is written into the
-checkout. Before each part every input is read once (the page cache). Not a test: the
-numbers go to BENCHMARKS.md with the command and the machine.
+checkout. ``--commit REV`` measures that commit's ``cepcli/`` (``git archive`` into the
+scratch directory, first on ``PYTHONPATH``) instead of the checkout, whose edits in progress
+then do not count. The inputs are written by a child process, so that this one stays small
+(on Linux a child's peak RSS starts from its parent's at the fork). Before each part every
+input is read once (the page cache). Not a test: the numbers go to BENCHMARKS.md with the
+command and the machine.
 """
 
 from __future__ import annotations
@@ -85,7 +94,6 @@ QUERY_A = (
 )
 QUERY_B = "PATTERN SEQ(ORD a, DFW b) WHERE a.delay < b.delay WITHIN 20 minutes"
 CSV_ROWS = 1_000_000
-GROUP_ROWS = 1_000_000
 COPIES = 10
 PARTS = ("pipe", "memory", "stream")
 SIDDHI_SEQUENCE = 500_000  # events/s, WSO2 SP 4.0's "temporal event sequence patterns"
@@ -140,21 +148,23 @@ def csv_head(data: Path, scratch: Path, rows: int) -> Path:
 
 
 def parquet_copies(data: Path, scratch: Path, copies: int) -> Path:
-    """``copies`` copies of flights-3m as Parquet, row groups of ``GROUP_ROWS`` rows."""
+    """``copies`` copies of flights-3m as Parquet, in row groups of the size flights-3m's
+    have (272,727 rows): the same layout, so the same memory per row group."""
 
     def write(partial: Path) -> None:
         import pyarrow.parquet as pq
 
+        group = pq.ParquetFile(data).metadata.row_group(0).num_rows
         writer = None
         for k, copy in enumerate(_copies(data)):
             if k == copies:
                 break
             writer = writer or pq.ParquetWriter(partial, copy.schema)
-            writer.write_table(copy, row_group_size=GROUP_ROWS)
+            writer.write_table(copy, row_group_size=group)
         assert writer is not None
         writer.close()
 
-    return _written(scratch / f"streams-flights-3m-x{copies}.parquet", write)
+    return _written(scratch / f"streams-flights-3m-x{copies}-groups.parquet", write)
 
 
 def make_inputs(parts: list[str], data: Path, scratch: Path, stream_rows: int) -> dict[str, tuple[Path, int]]:
@@ -501,7 +511,8 @@ def main() -> None:
         commit = head.stdout.strip() + (" with edits in cepcli/" if dirty.stdout.strip() else "")
     env = child_env(args.scratch, code)
     loads = [sys.executable, "-c", "import cepcli; print(cepcli.__file__)"]
-    where = subprocess.run(loads, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    found = subprocess.run(loads, env=env, cwd=args.scratch, capture_output=True, text=True, check=True)
+    where = found.stdout.strip()
     if code is not None and not where.startswith(str(code)):
         sys.exit(f"the children load {where}, not the snapshot in {code}")
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -219,7 +219,7 @@ def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
 
 
 AHEAD = 2  # row groups read ahead of the run
-FETCH_BYTES = 1 << 28  # the row groups ``fetch`` read, kept for its next calls, at most
+FETCH_BYTES = 1 << 25  # the row groups ``fetch`` read, kept for its next calls, at most
 
 
 def _read_ahead(reader: ParquetReader, groups: list[int]) -> Generator[pa.Table, None, None]:

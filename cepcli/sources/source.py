@@ -36,7 +36,7 @@ from cepcli.sources.text import DEFAULT_NULLS, missing, present_text
 from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds, not_times
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
-STEP_ROWS = 1 << 20  # a file's new relevant rows in a step of an incremental evaluation, at least
+STEP_ROWS = 1 << 16  # a file's new relevant rows in a step of an incremental evaluation, at least
 _INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
 
