@@ -125,7 +125,7 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Choice(ENGINE_NAMES),
         default=DEFAULT_ENGINE,
         show_default=True,
-        help="adaptive (the default): columnar where the pattern allows, else eager, the chain or"
+        help="adaptive: the default, columnar where the pattern allows, else eager, the chain or"
         " the tree, chosen per time segment from the rates it measures; tree: the lazy Tree NFA,"
         " it picks the rarest variable as it goes;"
         " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
