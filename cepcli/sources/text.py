@@ -4,6 +4,7 @@ the typing of columns (``kinds``) and of times (``times``)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -108,13 +109,19 @@ def _halves(values: pa.Array, convert: Callable[[pa.Array], object]) -> np.ndarr
 def markers_read_as(nulls: pa.Array, kind: Kind | str) -> bool:
     """Does a null marker read as a value of ``kind`` (``--null-values -999``)? Then a
     batch whose values all read may still hold markers (``NaN`` is a float that is
-    missing anyway). ``kind`` may name a time reading: ``number`` or ``iso``."""
+    missing anyway). ``kind`` may name a time reading: ``number`` or ``iso``. (Asked for
+    every column of every piece: answered once per set of markers and kind.)"""
+    return _markers_read_as(tuple(nulls.to_pylist()), kind)
+
+
+@functools.lru_cache(maxsize=256)
+def _markers_read_as(markers: tuple[str | None, ...], kind: Kind | str) -> bool:
     target = (
         {"number": pa.decimal128(38, 9), "iso": pa.timestamp("ns")}.get(kind)
         if isinstance(kind, str)
         else (ARROW_TYPES[kind])
     )
-    for marker in nulls.to_pylist():
+    for marker in markers:
         try:
             value = pc.cast(pa.array([marker], pa.string()), target)[0].as_py()
         except FAILURES:
