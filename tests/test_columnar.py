@@ -162,3 +162,18 @@ def test_times_at_the_int64_edges_give_the_oracles_matches(edge: str, engine: st
         want = oracle(query, text, time_unit="ns")
         assert want, query
         assert got == want, (edge, query)
+
+
+@pytest.mark.parametrize("engine", ["columnar", "columnar:pipe"])
+def test_strict_contiguity_joins_only_the_next_row(engine: str) -> None:
+    """Strict contiguity binds the row right after (a join on the next row, SQL's
+    ``LEAD``), not every pair in the window that the anti-join would then drop: each
+    partial match has one candidate at most, and the matches are the oracle's."""
+    query = "PATTERN SEQ(A a, B b, C c) WHERE strict_contiguity { a.x <= b.x } WITHIN 50"
+    for seed in range(6):
+        text = _stream(seed, rows=400)
+        got, stats = run_engine(query, text, engine, chunk_rows=37)
+        assert got == oracle(query, text), seed
+        for joins in stats.extra["columnar_joins"]:
+            sizes = [j["partial_matches"] for j in joins]
+            assert all(later <= sizes[0] for later in sizes[1:]), joins

@@ -126,6 +126,22 @@ class Branch:
         return frozenset(y for x, y in self.order if x == name and y in bound)
 
     @property
+    def adjacent(self) -> tuple[tuple[str, str], ...]:
+        """The pairs ``(x, y)`` of bound variables that strict contiguity makes neighbours
+        (no row at all between them: its negated variable of every row, ``plan.strategy``):
+        ``y``'s row is the one right after ``x``'s."""
+        pairs = []
+        for n in self.negated:
+            if n.made_by != "strict_contiguity" or n.gaps_of:
+                continue
+            before, after = self.before(n.name), self.after(n.name)
+            last = [x for x in before if not any((x, z) in self.order for z in before if z != x)]
+            first = [y for y in after if not any((z, y) in self.order for z in after if z != y)]
+            if len(last) == 1 and len(first) == 1:
+                pairs.append((last[0], first[0]))
+        return tuple(pairs)
+
+    @property
     def trailing(self) -> bool:
         """Does a negation trail the branch (no bound variable must follow it)? Its matches
         are decided only once their window has closed."""

@@ -371,14 +371,25 @@ class _Run:
 
     def _order(self, branch: Branch, start: int, stop: int) -> list[str]:
         """The branch's positive variables, rarest first by their exact counts among
-        positions ``[start, stop)`` (the plan's order breaks ties)."""
+        positions ``[start, stop)`` (the plan's order breaks ties); next to a bound one
+        strict contiguity makes its neighbour, before the others."""
 
         def count(name: str) -> int:
             return len(self._candidates(branch, name, start, stop))
 
         rank = {name: i for i, name in enumerate(self.order)}
-        names = [v.name for v in branch.positives]
-        return sorted(names, key=lambda n: (count(n), rank.get(n, len(rank))))
+        names = sorted((v.name for v in branch.positives), key=lambda n: (count(n), rank.get(n, len(rank))))
+        if not branch.adjacent:
+            return names
+        # strict contiguity: a variable next to a bound one has one candidate, so it comes
+        # first (rarest first among those), then the rarest of the rest
+        pairs = branch.adjacent
+        order = [names.pop(0)]
+        while names:
+            near = [n for n in names if any((x, n) in pairs or (n, x) in pairs for x in order)]
+            order.append(near[0] if near else names[0])
+            names.remove(order[-1])
+        return order
 
     def _waits(self, branch: Branch) -> bool:
         """Are the branch's matches decided when their window closes (a negation trails it,
@@ -457,7 +468,10 @@ class _Run:
         self, branch: Branch, table: _Table, bound: set[str], var: str, start: int, stop: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per partial match, the positions ``[lo, hi)`` that ``var``'s event may take:
-        its order constraints against the bound variables, and the window."""
+        its order constraints against the bound variables, and the window; next to a bound
+        variable strict contiguity makes its neighbour, one position (``Branch.adjacent``:
+        a join on the row after, as SQL's ``LEAD``; a strategy's negated variable of every
+        row makes every row a position)."""
         ts = self.data.ts
         earliest, latest = self.window.reach(table.low, table.high)
         lo = np.maximum(np.searchsorted(ts, earliest, "left"), start)
@@ -466,6 +480,11 @@ class _Run:
             lo = np.maximum(lo, table.positions[other] + 1)
         for other in branch.after(var) & bound:
             hi = np.minimum(hi, table.positions[other])
+        for x, y in branch.adjacent:  # strict contiguity: the row right after (every row is here)
+            if var == y and x in bound:
+                lo, hi = np.maximum(lo, table.positions[x] + 1), np.minimum(hi, table.positions[x] + 2)
+            elif var == x and y in bound:
+                lo, hi = np.maximum(lo, table.positions[y] - 1), np.minimum(hi, table.positions[y])
         return lo, hi
 
     def _key(
