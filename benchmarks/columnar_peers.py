@@ -152,20 +152,27 @@ class Cepcli:
 CEPCLI = Cepcli()
 
 
-def snapshot(rev: str) -> Cepcli:
-    """``cepcli/`` of commit ``rev``, extracted once with ``git archive`` (read-only) into the
-    scratch directory: the runs then measure that commit whatever the checkout holds."""
+def extracted(rev: str, scratch: Path, prefix: str = "cepcli") -> tuple[Path, str]:
+    """``cepcli/`` of commit ``rev``, extracted once with ``git archive`` (read-only) into
+    ``scratch`` (``PREFIX-SHA/cepcli``), and the commit's short hash: the runs then measure
+    that commit whatever the checkout holds meanwhile."""
     sha = subprocess.run(
         ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
-    dest = SCRATCH / f"cepcli-{sha}"
+    dest = scratch / f"{prefix}-{sha}"
     if not (dest / "cepcli").exists():
-        partial = SCRATCH / f"cepcli-{sha}.partial"
+        partial = scratch / f"{prefix}-{sha}.partial"
         partial.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "archive", sha, "cepcli"], cwd=ROOT, capture_output=True, check=True)
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
             tar.extractall(partial, filter="data")
         partial.rename(dest)
+    return dest, sha
+
+
+def snapshot(rev: str) -> Cepcli:
+    """``cepcli/`` of commit ``rev`` (``extracted``) as the cepcli the runs measure."""
+    dest, sha = extracted(rev, SCRATCH)
     return Cepcli(dest, f"cepcli of commit {sha} (git archive, {dest})")
 
 

@@ -66,7 +66,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import io
 import json
 import multiprocessing
 import os
@@ -76,13 +75,15 @@ import signal
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from columnar_peers import extracted  # noqa: E402  (the other benchmarks' helper)
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).with_name("cepcli"))
@@ -226,27 +227,9 @@ class Outcome:
     stats: dict[str, Any]
 
 
-def snapshot(rev: str, scratch: Path) -> tuple[Path, str]:
-    """``cepcli/`` of commit ``rev``, extracted once (``git archive``) into the scratch
-    directory, and the commit's short hash: the runs then measure that commit whatever the
-    checkout holds meanwhile."""
-    sha = subprocess.run(
-        ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    dest = scratch / f"streams-cepcli-{sha}"
-    if not (dest / "cepcli").exists():
-        partial = scratch / f"streams-cepcli-{sha}.partial"
-        partial.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha, "cepcli"], cwd=ROOT, capture_output=True, check=True)
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(partial, filter="data")
-        partial.rename(dest)
-    return dest, sha
-
-
 def child_env(scratch: Path, code: Path | None) -> dict[str, str]:
     """The children's environment: bytecode cached in the scratch directory; with ``code``
-    (a ``snapshot``), that cepcli first on ``PYTHONPATH``."""
+    (``columnar_peers.extracted``), that cepcli first on ``PYTHONPATH``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(scratch / "streams-pycache")
     if code is not None:
@@ -500,7 +483,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     args.scratch.mkdir(parents=True, exist_ok=True)
-    code, commit = snapshot(args.commit, args.scratch) if args.commit else (None, "")
+    code, commit = extracted(args.commit, args.scratch, "streams-cepcli") if args.commit else (None, "")
     if code is None:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True

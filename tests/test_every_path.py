@@ -976,11 +976,18 @@ def _events(scenario: Scenario) -> None:
 # --- the properties -------------------------------------------------------------------------------
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-)
+def _settings(examples: int, **more: Any) -> settings:
+    """``examples`` generated scenarios, no deadline, none of the health checks a table of
+    many paths trips (slow, filtered, large data)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+        **more,
+    )
+
+
+@_settings(EXAMPLES)
 @given(scenario=scenarios())
 def test_every_path_in_process(scenario: Scenario) -> None:
     note(str(scenario))
@@ -992,11 +999,7 @@ def test_every_path_in_process(scenario: Scenario) -> None:
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=PIPE_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-)
+@_settings(PIPE_EXAMPLES)
 @given(scenario=scenarios())
 def test_every_path_through_pipes(scenario: Scenario) -> None:
     note(str(scenario))
@@ -1052,12 +1055,7 @@ def spark_paths(spark: Any, scenario: Scenario, data: dict[str, Any]) -> dict[st
 
 @pytest.mark.slow
 @pytest.mark.spark
-@settings(
-    max_examples=SPARK_EXAMPLES,
-    deadline=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # shrinking Spark jobs takes too long
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-)
+@_settings(SPARK_EXAMPLES, phases=[Phase.explicit, Phase.reuse, Phase.generate])  # (no shrinking: slow)
 @given(scenario=scenarios())
 def test_every_path_under_spark(spark: Any, scenario: Scenario) -> None:
     note(str(scenario))

@@ -413,12 +413,9 @@ class Source:
         parts: list[tuple[TypedBatch, np.ndarray]] = []
         error: InputError | None = None
         reached: int | None = None
-        away: list[int] = []  # the columns no condition reads, read for the matches only
         schema = self.schema()
         in_order = not self.options.sort and self.options.max_delay is None
-        if isinstance(self.reader, Projecting) and in_order:  # fetched in file order
-            used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
-            away = [schema.index(c) for c in self.reader.project(used)]
+        away, fetch = self._projected(prefilter, typed, in_order)
         try:
             for kept, masks, cut in self.kept(prefilter, stats, typed):
                 started = time.perf_counter()  # (the rows kept: input work, as making events is)
@@ -434,11 +431,22 @@ class Source:
         except InputError as err:
             error = err
         started = time.perf_counter()
-        fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
         data = _columns_of(parts, schema.columns, not in_order, away, fetch)  # (--max-delay: sorted)
         data.until = reached if error is not None else None
         stats.input_seconds += time.perf_counter() - started
         return data, error
+
+    def _projected(
+        self, prefilter: Prefilter, typed: frozenset[str], in_order: bool
+    ) -> tuple[list[int], Callable[[np.ndarray], list[pa.Array]] | None]:
+        """The columns no condition reads (read for the matches only, by ``fetch``, where
+        the reader can leave them away and the rows come in file order), and ``fetch``."""
+        if not isinstance(self.reader, Projecting) or not in_order:
+            return [], None
+        schema = self.schema()
+        used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
+        away = [schema.index(c) for c in self.reader.project(used)]
+        return away, (self.reader.fetch if away else None)
 
     def steps(
         self, prefilter: Prefilter, stats: Stats, typed: frozenset[str], window: int, waits: bool
@@ -457,11 +465,7 @@ class Source:
         step). Memory: the tail, the delay's rows and one step's rows, not the input's."""
         schema = self.schema()
         delayed = self.options.max_delay is not None
-        away: list[int] = []
-        if isinstance(self.reader, Projecting) and not delayed:  # fetched in file order
-            used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
-            away = [schema.index(c) for c in self.reader.project(used)]
-        fetch = self.reader.fetch if isinstance(self.reader, Projecting) and away else None
+        away, fetch = self._projected(prefilter, typed, not delayed)
         tail: list[tuple[TypedBatch, np.ndarray]] = []
         new: list[tuple[TypedBatch, np.ndarray]] = []
         held: list[tuple[TypedBatch, np.ndarray]] = []  # --max-delay: rows a row to come may precede
