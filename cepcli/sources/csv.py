@@ -6,7 +6,11 @@ they become bad rows with the row ids of the file). A file is read by its stream
 reader (``open_csv``); a pipe chunk by chunk, each chunk read whole on its own, because
 the streaming reader looks one block ahead, which from a pipe would hold every row until
 the next one arrives. (Not with ``read_csv``: pyarrow's handling of Ctrl-C around it
-lets a signal go now and then, and a run would go on after it.) Every column is read as
+lets a signal go now and then, and a run would go on after it.) A chunk is handed to
+pyarrow as an Arrow buffer, not a Python file: pyarrow's I/O thread reads a Python file,
+and now and then drops the last reference to it after the read has returned; if the
+process is exiting then, taking the GIL there aborts it ("terminate called without an
+active exception"). The same holds for JSON lines' blocks (``sources.jsonl``). Every column is read as
 text (an empty cell as missing) and typed afterwards (``sources.typed``), so that null
 markers, column kinds and bad values are ours to decide and name. In front of it,
 ``records.RecordStream`` hands on whole records as soon as they are complete and replaces
@@ -132,7 +136,7 @@ class CsvReader:
             while chunk := self.records.records():
                 self.offset, self.set_apart = 1 - records, 0  # pyarrow numbers a chunk's rows from 1
                 table = pacsv.open_csv(  # (not read_csv: its Ctrl-C handling loses a signal now and then)
-                    io.BytesIO(chunk),
+                    pa.BufferReader(chunk),  # (not a Python file: see sources.csv)
                     read_options=pacsv.ReadOptions(
                         use_threads=False, block_size=limit, column_names=list(self.columns)
                     ),

@@ -23,7 +23,6 @@ integer in a finer ``--time-unit``, or text.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from decimal import Decimal
@@ -167,7 +166,7 @@ class JsonlReader:
                 return
             try:
                 table = pajson.read_json(
-                    io.BytesIO(block),
+                    pa.BufferReader(block),  # (not a Python file: see sources.csv)
                     read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
                     parse_options=pajson.ParseOptions(
                         explicit_schema=self.parse_schema, unexpected_field_behavior="infer"
