@@ -94,20 +94,22 @@ def _segments(how: str) -> Iterator[None]:
 
 @contextmanager
 def _steps(how: str) -> Iterator[None]:
-    """``columnar:pipe``: the input read as from a pipe, so the columnar engine evaluates it
-    incrementally, a step at each piece of the reader (``chunk_rows``: steps end inside a
-    window and between equal times), the window's tail carried; ``columnar:steps``: as a
-    file, a step whenever the new rows are as many as the tail's (not only past
-    ``STEP_ROWS``)."""
-    streaming, least = Source.streaming, source_module.STEP_ROWS
+    """``columnar:pipe``: the input read as from a pipe written slowly, so the columnar
+    engine evaluates it incrementally, a step at each piece of the reader (``chunk_rows``:
+    steps end inside a window and between equal times), the window's tail carried;
+    ``columnar:steps``: as a file, a step whenever the new rows are as many as the tail's
+    (not only past ``STEP_ROWS``)."""
+    streaming, ready, least = Source.streaming, Source._ready, source_module.STEP_ROWS
     if how == "pipe":
         Source.streaming = property(lambda self: True)  # type: ignore[method-assign, assignment]
+        Source._ready = lambda self: False  # type: ignore[method-assign]  # (each piece alone)
     if how == "steps":
         source_module.STEP_ROWS = 1
     try:
         yield
     finally:
         Source.streaming = streaming  # type: ignore[method-assign]
+        Source._ready = ready  # type: ignore[method-assign]
         source_module.STEP_ROWS = least
 
 

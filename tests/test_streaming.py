@@ -256,3 +256,40 @@ def test_a_pipe_s_pieces_reach_pyarrow_as_arrow_buffers(monkeypatch: pytest.Monk
     assert read == 12
     assert len(given) >= 6, "the pipe was read in pieces"
     assert all(issubclass(t, pa.NativeFile) for t in given), sorted({t.__name__ for t in given})
+
+
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+def test_rows_already_waiting_in_a_pipe_join_one_step(tmp_path: Path, form: str) -> None:
+    """A pipe's rows that are already there when a step could be made wait for the next
+    rows that are there too, so a fast writer's stream is evaluated in large steps (200
+    pieces of 100 rows here, written at once) with the matches of the file; a slow
+    writer's rows are evaluated as they come (the tests above)."""
+    rows = [(["A", "B", "C"][i % 3], i, i % 7) for i in range(20_000)]
+    if form == "csv":
+        data = HEADER + b"".join(b"%s,%d,%d\n" % (t.encode(), ts, x) for t, ts, x in rows)
+    else:
+        data = b"".join(b'{"type": "%s", "ts": %d, "x": %d}\n' % (t.encode(), ts, x) for t, ts, x in rows)
+    path = tmp_path / f"in.{form}"
+    path.write_bytes(data)
+    q = tmp_path / "q.sase"
+    q.write_text("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 5")
+    common = ["--format", "jsonl", "-q", "--engine", "columnar", "--chunk-rows", "100"]
+    stats = tmp_path / "stats.json"
+    piped = subprocess.run(
+        [sys.executable, "-m", "cepcli", "run", str(q), "-i", "-", "--input-format", form, *common]
+        + ["--stats-json", str(stats)],
+        input=data,
+        capture_output=True,
+        timeout=120,
+    )
+    assert piped.returncode == 0, piped.stderr
+    steps = json.loads(stats.read_text())["columnar_steps"]
+    whole = subprocess.run(
+        [sys.executable, "-m", "cepcli", "run", str(q), "-i", str(path), *common],
+        capture_output=True,
+        timeout=120,
+    )
+    assert whole.returncode == 0, whole.stderr
+    assert sorted(piped.stdout.splitlines()) == sorted(whole.stdout.splitlines())
+    assert len(piped.stdout.splitlines()) > 1000
+    assert steps < 50, f"{steps} steps for 200 pieces written at once"

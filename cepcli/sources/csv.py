@@ -68,6 +68,7 @@ class CsvReader:
             check_utf8=False,
         )
         self.reader: pacsv.CSVStreamingReader | None = None
+        self._queued = 0  # a pipe's batches parsed and not yet handed on
         if self.streaming:
             if header:  # the header is read: every chunk from here on is data
                 self.records.out = self.records.out[len(self._header_bytes) :]
@@ -144,9 +145,16 @@ class CsvReader:
                     convert_options=self.convert,
                 ).read_all()
                 records += table.num_rows + self.set_apart
-                yield from table.to_batches()
+                batches = table.to_batches()
+                for i, batch in enumerate(batches):
+                    self._queued = len(batches) - 1 - i  # (read: none waits for the writer)
+                    yield batch
+                self._queued = 0
         except (pa.ArrowInvalid, OSError, EOFError) as err:
             raise InputError(reason(err, limit), filename=self.name) from None
+
+    def ready(self) -> bool:
+        return self.streaming and (self._queued > 0 or self.records.ready())
 
     def batches(self) -> Iterator[RawBatch]:
         for batch in self._read():

@@ -119,6 +119,9 @@ class FrameReader:
             self.read = start
             yield RawBatch([plain(batch.column(c)) for c in self.columns], rows)
 
+    def ready(self) -> bool:
+        return False  # (not a stream)
+
     def progress(self) -> tuple[int, int | None]:
         return self.read, self.table.num_rows
 

@@ -24,6 +24,7 @@ integer in a finer ``--time-unit``, or text.
 from __future__ import annotations
 
 import json
+import select
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import IO
@@ -71,13 +72,16 @@ class JsonlReader:
         # pyarrow reads the nested fields by its own inference (their values are only printed)
         self.parse_schema = pa.schema([f for f in self.schema if f.type != NESTED])
 
-    def _block(self) -> bytes | None:
+    def _block(self, wait: bool = True) -> bytes | None:
         """The next whole lines (None at the end). A read that fails (a truncated ``.gz``)
         ends the input there: the line it cut is no row, and the error waits in ``failure``
-        until the lines before it are handed on."""
+        until the lines before it are handed on. Not ``wait``: empty where a pipe has no
+        whole line to read now."""
         while True:
             if self.failure is not None:
                 return None
+            if not wait and self.fd is not None and not select.select([self.fd], [], [], 0)[0]:
+                return b""
             try:
                 data = self._read(READ_BYTES)
             except (EOFError, OSError) as err:
@@ -104,6 +108,16 @@ class JsonlReader:
                 continue
             self.tail = buf[cut:]
             return buf[:cut]
+
+    def ready(self) -> bool:
+        if self._held:
+            return True
+        if self.fd is None or not self.streaming:
+            return False
+        block = self._block(wait=False)
+        if block:
+            self._held.append(block)
+        return block != b""  # (the end too: nothing to wait for)
 
     def _gathered(self) -> bytes | None:
         """The next whole lines; from a pipe, with what arrives soon after

@@ -197,6 +197,9 @@ class ParquetReader:
     def _error(self, err: Exception) -> InputError:
         return InputError(f"cannot read it as Parquet ({str(err).splitlines()[0]})", filename=self.name)
 
+    def ready(self) -> bool:
+        return False  # (not a stream)
+
     def progress(self) -> tuple[int, int | None]:
         """Bytes, estimated from the rows read (a progress bar's measure)."""
         if not self.total_rows:

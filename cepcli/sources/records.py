@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import select
 from typing import IO
 
 import numpy as np
@@ -80,6 +81,20 @@ class RecordStream(io.RawIOBase):
             self.out = gathered(self.out, self._next, self.fd, READ_BYTES, lambda: self.eof)
         out, self.out = self.out, b""
         return out
+
+    def ready(self) -> bool:
+        """Whether whole records can be had without waiting: read already, or readable from
+        the pipe now and whole (the end of the input too: nothing to wait for). A
+        decompressor's stream cannot say: False."""
+        if self.fd is None:
+            return False
+        while not self.out:
+            if self.eof:
+                return True
+            if not select.select([self.fd], [], [], 0)[0]:
+                return False
+            self.out = self._next()  # (readable: the read returns at once)
+        return True
 
     def first_record(self) -> bytes:
         """The first record (the header), left to be read again."""

@@ -37,6 +37,7 @@ from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds,
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 STEP_ROWS = 1 << 16  # a file's new relevant rows in a step of an incremental evaluation, at least
+STEP_SECONDS = 0.25  # a pipe's rows read while more were waiting, evaluated this often at least
 _INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
 
@@ -88,6 +89,7 @@ class Source:
         self._buffer: list[RawBatch] = []  # read, not yet replayed
         self._batches = self.reader.batches()
         self._exhausted = False
+        self._cut = False  # pieces of a batch (``--chunk-rows``) are left to hand on
         self._failure: InputError | None = None  # the read failed here: raised after the rows before
         self._schema: Schema | None = None
         self._time: TimeSpec | None = None
@@ -331,7 +333,9 @@ class Source:
             stats.input_seconds += time.perf_counter() - started  # pyarrow's reading
             if raw is None:
                 return
-            for piece in _pieces(raw, self.options.chunk_rows):
+            pieces = list(_pieces(raw, self.options.chunk_rows))
+            for n, piece in enumerate(pieces, 1):
+                self._cut = n < len(pieces)
                 started = time.perf_counter()
                 kept, error = check.batch(type_batch(piece, typer, self.name), piece.unreadable)
                 stats.events += len(kept.rows)
@@ -457,10 +461,12 @@ class Source:
         up to which every row is in (the latest time; with ``--max-delay``, the latest minus
         the delay, the rows after it held until it passes them, and a step's rows sorted by
         time, then arrival); with ``waits``, where a match waits for its window to close,
-        two windows, as a negation may precede its earliest event. A step is made at each
-        piece of a pipe (its matches out as soon as its rows are in; with ``waits``, also at
-        each piece that moves time on), when a file's new rows are at least ``STEP_ROWS``
-        and as many as the tail's, and at the end (every match left decided;
+        two windows, as a negation may precede its earliest event. A step is made on a pipe
+        when the rows to come would wait for the writer (its matches out as soon as its rows
+        are in; with ``waits``, also when time has moved on), or ``STEP_SECONDS`` after the
+        last step, so a fast writer's rows make large steps and a slow one's are evaluated
+        at once; when the new rows are at least
+        ``STEP_ROWS`` and as many as the tail's; and at the end (every match left decided;
         ``Columns.until`` the time reached where an error ended the input, raised after that
         step). Memory: the tail, the delay's rows and one step's rows, not the input's."""
         schema = self.schema()
@@ -471,6 +477,7 @@ class Source:
         held: list[tuple[TypedBatch, np.ndarray]] = []  # --max-delay: rows a row to come may precede
         tail_rows = new_rows = 0
         before: int | None = None
+        stepped = time.monotonic()  # (a pipe's last step)
         reached: int | None = None  # the rows before it are all in (in time order: the latest time)
         latest: int | None = None  # the latest time read
         error: InputError | None = None
@@ -504,9 +511,13 @@ class Source:
                 if cut is not None:
                     error = cut
                 moved = waits and tail and reached != before
-                if (new_rows or moved) and (streaming or new_rows >= max(tail_rows, STEP_ROWS)):
+                due = new_rows >= max(tail_rows, STEP_ROWS) or (
+                    streaming and (time.monotonic() - stepped >= STEP_SECONDS or not self._ready())
+                )
+                if (new_rows or moved) and due:
                     assert reached is not None
                     yield step(reached)
+                    stepped = time.monotonic()
                     tail, tail_rows = _since(tail + new, max(reached - reach, _INT64_MIN))
                     new, new_rows, before = [], 0, reached
         except InputError as err:
@@ -527,6 +538,11 @@ class Source:
             events.append(_tick(kept))
         stats.input_seconds += time.perf_counter() - started
         return events
+
+    def _ready(self) -> bool:
+        """Whether more rows can be had without waiting for the writer (a pipe's: read
+        already, or arriving now)."""
+        return self._cut or bool(self._buffer) or (not self._exhausted and self.reader.ready())
 
     @property
     def streaming(self) -> bool:
