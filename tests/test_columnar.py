@@ -6,6 +6,7 @@ matches, and what its stats say. The case table and the hypothesis properties ru
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -177,3 +178,29 @@ def test_strict_contiguity_joins_only_the_next_row(engine: str) -> None:
         for joins in stats.extra["columnar_joins"]:
             sizes = [j["partial_matches"] for j in joins]
             assert all(later <= sizes[0] for later in sizes[1:]), joins
+
+
+@pytest.mark.parametrize("engine", ["columnar", "columnar:pipe"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B b) WHERE skip_till_next_match { a.x < b.x } WITHIN 50",
+        "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match { a.x <= b.x AND c.x > a.x } WITHIN 50",
+        "PATTERN SEQ(A a, B b, C c) WHERE skip_till_next_match(b, c) { c.x > a.x } WITHIN 50",
+    ],
+)
+def test_next_match_binds_the_first_event_that_could_be_the_next(engine: str, query: str) -> None:
+    """Skip-till-next-match binds, per partial match, the first later event that could be
+    the next variable's (its type, its conditions with the variables before): one candidate
+    at most, so its join never grows the partial matches, where the window join would make
+    every pair in the window and the anti-join then drop all but one. The matches are the
+    oracle's."""
+    nexts = {"b", "c"} if "(b, c)" not in query else {"c"}
+    for seed in range(6):
+        text = _stream(seed, rows=400)
+        got, stats = run_engine(query, text, engine, chunk_rows=37)
+        assert got == oracle(query, text), seed
+        for joins in stats.extra["columnar_joins"]:
+            for before, join in itertools.pairwise(joins):
+                if join["variable"] in nexts:
+                    assert join["partial_matches"] <= before["partial_matches"], joins

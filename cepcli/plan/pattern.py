@@ -130,16 +130,28 @@ class Branch:
         """The pairs ``(x, y)`` of bound variables that strict contiguity makes neighbours
         (no row at all between them: its negated variable of every row, ``plan.strategy``):
         ``y``'s row is the one right after ``x``'s."""
-        pairs = []
+        return tuple((x, y) for x, y, _ in self._between("strict_contiguity"))
+
+    @property
+    def next_match(self) -> tuple[tuple[str, str, str], ...]:
+        """The triples ``(x, y, n)`` where skip-till-next-match makes ``y``'s event the first
+        after ``x``'s that could be ``y``'s: ``n`` the negated variable of that strategy
+        between them (``plan.strategy``), whose conditions say what could."""
+        return self._between("skip_till_next_match")
+
+    def _between(self, strategy: str) -> tuple[tuple[str, str, str], ...]:
+        """The bound variables ``(x, y, n)`` right before and after each negated variable
+        ``n`` that ``strategy`` made between two of them (not in a Kleene run's gaps)."""
+        out = []
         for n in self.negated:
-            if n.made_by != "strict_contiguity" or n.gaps_of:
+            if n.made_by != strategy or n.gaps_of:
                 continue
             before, after = self.before(n.name), self.after(n.name)
             last = [x for x in before if not any((x, z) in self.order for z in before if z != x)]
             first = [y for y in after if not any((z, y) in self.order for z in after if z != y)]
             if len(last) == 1 and len(first) == 1:
-                pairs.append((last[0], first[0]))
-        return tuple(pairs)
+                out.append((last[0], first[0], n.name))
+        return tuple(out)
 
     @property
     def trailing(self) -> bool:

@@ -362,7 +362,10 @@ class _Run:
         assert table is not None
         if not self._constants(branch):
             table = table.take(np.zeros(len(table), dtype=bool))
+        implied = {n for x, y, n in branch.next_match if _needs(branch, x, n) <= set(order[: order.index(y)])}
         for n in branch.negated:
+            if n.name in implied:  # (``_first``: no event that could be y's lies between)
+                continue
             table = table.take(~self._violated(branch, table, n.name, start, stop))
             if not len(table):
                 break
@@ -379,15 +382,19 @@ class _Run:
 
         rank = {name: i for i, name in enumerate(self.order)}
         names = sorted((v.name for v in branch.positives), key=lambda n: (count(n), rank.get(n, len(rank))))
-        if not branch.adjacent:
+        if not branch.adjacent and not branch.next_match:
             return names
         # strict contiguity: a variable next to a bound one has one candidate, so it comes
-        # first (rarest first among those), then the rarest of the rest
+        # first (rarest first among those), then the rarest of the rest; skip-till-next-match:
+        # ``y`` of a pair (``Branch.next_match``) once ``x`` is bound (its first candidate after
+        # ``x``'s event that could be ``y``'s: one at most, ``_first``), and then first
         pairs = branch.adjacent
-        order = [names.pop(0)]
+        needs = {y: _needs(branch, x, n) for x, y, n in branch.next_match}
+        order: list[str] = []
         while names:
-            near = [n for n in names if any((x, n) in pairs or (n, x) in pairs for x in order)]
-            order.append(near[0] if near else names[0])
+            ready = [n for n in names if needs.get(n, set()) <= set(order)] or names
+            near = [n for n in ready if any((x, n) in pairs or (n, x) in pairs for x in order) or n in needs]
+            order.append(near[0] if near else ready[0])
             names.remove(order[-1])
         return order
 
@@ -430,6 +437,9 @@ class _Run:
             self._made_rows(len(out))
             return self._filter(branch, out, set(), var)
         lo, hi = self._interval(branch, table, bound, var, start, stop)
+        for x, y, n in branch.next_match:
+            if y == var and _needs(branch, x, n) <= bound:
+                return self._first(branch, table, bound, var, n, lo, hi, start, stop)
         key = self._key(branch, bound, var)
         if key is None:
             first = np.searchsorted(candidates, lo, "left")
@@ -462,6 +472,90 @@ class _Run:
         if not distinct.all():
             self.stats.deleted(int(np.count_nonzero(~distinct)))
             out = out.take(distinct)
+        return self._filter(branch, out, bound, var)
+
+    def _first(
+        self,
+        branch: Branch,
+        table: _Table,
+        bound: set[str],
+        var: str,
+        n: str,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        start: int,
+        stop: int,
+    ) -> _Table:
+        """``table`` with ``var`` bound under skip-till-next-match after a bound ``x``: per
+        partial match, the first event in ``[lo, hi)`` (``lo`` is right after ``x``'s) that
+        could be ``var``'s, that is, an event of the strategy's negated variable ``n`` (its
+        type and prefilter) for which ``n``'s conditions and ``[attr]`` hold; kept when it
+        is one of ``var``'s candidates and ``var``'s own conditions hold. No event that could
+        be ``var``'s then lies between: ``n``'s negation holds by construction. The search
+        gallops: 1, 2, 4, ... of ``n``'s events per partial match and round, so it reads
+        about twice the events it skips, never the window's pairs."""
+        pool = self.candidates[n]
+        pool = pool[(pool >= start) & (pool < stop)]
+        conditions = [c for c in branch.conditions if c.negated == n and not c.prefilter]
+        attrs = branch.equiv if self.pattern.variable(n).keyed and bound else ()
+        first_var = next(iter(sorted(bound))) if attrs else ""
+        coded = next((a for a in attrs if self._codes(a, a) is not None), None)
+        if coded is None:
+            at = np.searchsorted(pool, lo, "left")
+            end = np.searchsorted(pool, hi, "left")
+        else:  # [attr]: within the run of the partial match's key (as ``_bind``'s key join)
+            codes = self._codes(coded, coded)
+            assert codes is not None
+            keys = codes[0][pool]
+            sorter = np.lexsort((pool, keys))
+            pool = pool[sorter]
+            composite = (keys[sorter] << 32) | pool
+            wanted = codes[1][table.positions[first_var]]
+            at = np.searchsorted(composite, (wanted << 32) | lo, "left")
+            end = np.where(wanted == _NO_KEY, at, np.searchsorted(composite, (wanted << 32) | hi, "left"))
+            attrs = tuple(a for a in attrs if a != coded)
+        chosen = np.full(len(table), -1, dtype=np.int64)
+        rows = np.flatnonzero(at < end)
+        width = 1
+        while len(rows):
+            counts = np.minimum(end[rows] - at[rows], width)
+            total = int(counts.sum())
+            self._made_rows(total)
+            parent = np.repeat(rows, counts)
+            offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+            tried = pool[np.repeat(at[rows], counts) + offset]
+            positions = {v: p[parent] for v, p in table.positions.items()}
+            keep = np.ones(total, dtype=bool)
+            for p in positions.values():
+                keep &= p != tried  # (an event bound in the match is no other candidate)
+            if attrs:
+                keep &= self._same(attrs, positions[first_var], tried)
+            positions[n] = tried
+            pairs = _Table(positions, table.low[parent], table.high[parent])
+            for cond in conditions:
+                if not keep.any():
+                    break
+                keep &= self._holds(cond, pairs, keep)
+            self.stats.deleted(total)
+            hit = np.flatnonzero(keep)
+            if len(hit):  # the first qualifying event of each partial match that has one
+                owner = parent[hit]
+                firsts = np.unique(owner, return_index=True)[1]
+                chosen[owner[firsts]] = tried[hit[firsts]]
+            at[rows] += counts
+            rows = rows[(chosen[rows] < 0) & (at[rows] < end[rows])]
+            width *= 2
+        mine = self._candidates(branch, var, start, stop)  # (the newest: from the new rows on)
+        found = np.flatnonzero(chosen >= 0)
+        slot = np.minimum(np.searchsorted(mine, chosen[found]), max(len(mine) - 1, 0))
+        found = found[mine[slot] == chosen[found]] if len(mine) else found[:0]
+        self.stats.deleted(len(table))
+        picked = chosen[found]
+        times = self.data.ts[picked]
+        positions = {v: p[found] for v, p in table.positions.items()}
+        positions[var] = picked
+        out = _Table(positions, np.minimum(table.low[found], times), np.maximum(table.high[found], times))
+        self._made_rows(len(out))
         return self._filter(branch, out, bound, var)
 
     def _interval(
@@ -661,6 +755,14 @@ class _Run:
         if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
+
+
+def _needs(branch: Branch, x: str, n: str) -> set[str]:
+    """What must be bound before skip-till-next-match's ``y`` after ``x`` is searched for
+    as the first event that could be it (``_Run._first``): ``x`` and every variable the
+    conditions of its negated variable ``n`` read."""
+    read = {v for c in branch.conditions if c.negated == n for v in c.variables}
+    return ({x} | read) - {n}
 
 
 def _runs(keys: list[tuple[tuple[str, int], ...]], data: Columns) -> list[Found]:
