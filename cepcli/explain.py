@@ -89,7 +89,11 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                     " it runs in segments, the tree after them"
                 )
                 segments = _segment_note(pattern, automaton)
-                said = (bounded, segments, *_negations(pattern, f"{_ANTI_JOIN}; {checked}"))
+                said = (
+                    bounded,
+                    segments,
+                    *_negations(pattern, _columnar_how(pattern, f"; {checked}")),
+                )
                 return Explanation(engine, (), "", branches, _columnar_views(pattern) + views, said)
             return Explanation(
                 engine,
@@ -106,10 +110,13 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 " window's tail carried); per branch, the variables are joined rarest first by"
                 " their exact counts (the order below is the pattern's: the run's is in its"
                 " stats), each a window join (searchsorted on time and on the SEQ order, on an"
-                " equality key where there is one), then each negation as an anti-join; Kleene"
-                " patterns run the tree"
+                " equality key where there is one), then each negation as an anti-join; a Kleene"
+                " pattern runs the tree, but a SEQ ending in b+ under skip_till_next_match (one run"
+                " per start, followed element by element)"
             )
-            return Explanation(engine, (), "", branches, views, (note, *_negations(pattern, _ANTI_JOIN)))
+            return Explanation(
+                engine, (), "", branches, views, (note, *_negations(pattern, _columnar_how(pattern)))
+            )
         case TreeNfa():
             views = tuple(_tree(pattern, t, i) for i, t in enumerate(automaton.branches))
             note = (
@@ -129,6 +136,29 @@ def _columnar_views(pattern: Pattern) -> tuple[AutomatonView, ...]:
 _ON_ACCEPTANCE = "checked when a match is complete (on acceptance)"
 _POST = "checked after the positive part is matched (post-processing)"
 _ANTI_JOIN = "an anti-join after the joins of the positive variables"
+
+
+def _columnar_how(pattern: Pattern, rest: str = "") -> Callable[[int, str], str]:
+    """How the columnar engine checks a negated variable: an anti-join, but where
+    skip-till-next-match binds the first event that could be the next (``Branch.next_match``,
+    ``Branch.next_run``), whose negation then holds by construction."""
+
+    def how(i: int, name: str) -> str:
+        branch = pattern.branches[i]
+        run = branch.next_run
+        if run is not None and name in run[2:]:
+            return (
+                f"in the columnar engine, {run[1]}'s run is followed element by element, each the"
+                f" first event that could be next: no anti-join{rest}"
+            )
+        if any(n == name for _, _, n in branch.next_match):
+            return (
+                "in the columnar engine, the next variable is bound to the first event that could be"
+                f" it: no anti-join{rest}"
+            )
+        return _ANTI_JOIN + rest
+
+    return how
 
 
 def _negations(pattern: Pattern, how: str | Callable[[int, str], str]) -> tuple[str, ...]:
@@ -201,8 +231,8 @@ def _segment_note(pattern: Pattern, automaton: AdaptiveNfa) -> str:
             else ""
         )
         if automaton.eager is not None
-        else "adaptive: this pattern always runs the tree (it has a Kleene variable, or its eager NFA"
-        " would be too large)"
+        else "adaptive: in segments, this pattern always runs the tree (it has a Kleene variable, or"
+        " its eager NFA would be too large)"
     )
 
 

@@ -28,15 +28,24 @@ def found_lines(
     text, byte for byte, made from columns (set-at-a-time, no event made where the columns'
     types allow); ``prefix`` opens each line (several queries: ``{"query":...,``). The
     text is ASCII (JSON's escapes), as bytes; also where each line ends, in bytes from the
-    first one's start."""
+    first one's start. A Kleene variable's run is the JSON array of its events."""
     bound = dict(zip(found.names, found.positions, strict=True))
     present = [n for n in names if n in bound]
-    unique, index = _distinct(np.concatenate([bound[n] for n in present]))
+    runs = [found.runs[n].flat for n in present if n in found.runs]
+    unique, index = _distinct(np.concatenate([bound[n] for n in present] + runs))
     texts = event_texts(found.data, unique, schema, keep)
     parts: list[pa.Array | pa.Scalar] = []
+    at = len(present) * len(found)  # (the runs' events follow the variables' own)
     for i, name in enumerate(present):
         parts.append(_text((prefix if i == 0 else ",") + json.dumps(name) + ":"))
-        parts.append(texts.take(arrow(index[i * len(found) : (i + 1) * len(found)])))
+        if name not in found.runs:
+            parts.append(texts.take(arrow(index[i * len(found) : (i + 1) * len(found)])))
+            continue
+        run = found.runs[name]
+        items = texts.take(arrow(index[at : at + len(run.flat)]))
+        at += len(run.flat)
+        joined = pc.binary_join(pa.LargeListArray.from_arrays(arrow(run.offsets), items), _text(","))
+        parts.append(pc.binary_join_element_wise(_text("["), joined, _text("]"), _text("")))
     lines = pc.binary_join_element_wise(*parts, _text("}\n"), _text(""))
     offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
     body = lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))

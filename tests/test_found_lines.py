@@ -186,3 +186,14 @@ def test_max_matches_cuts_inside_a_slice_and_the_file_ends_with_a_whole_line(
     )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == b"".join(everything.stdout.splitlines(keepends=True)[:3])
+
+
+@pytest.mark.parametrize("show", [None, ["s", "d"]])
+def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str] | None) -> None:
+    """A Kleene variable's run (skip-till-next-match: the columnar engine's one run per
+    start) is written as the JSON array of its events, as the events' line has it."""
+    query = "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 5 s"
+    single, batched, batches = _lines(query=query, data=kinds_csv, show=show)
+    assert batches >= 1 and single
+    assert batched == single
+    assert any(len(json.loads(line)["b"]) > 1 for line in single)

@@ -139,6 +139,23 @@ class Branch:
         between them (``plan.strategy``), whose conditions say what could."""
         return self._between("skip_till_next_match")
 
+    @property
+    def next_run(self) -> tuple[str, str, str, str] | None:
+        """``(x, b, n1, n2)`` where skip-till-next-match makes the last bound variable ``b``,
+        an unbounded Kleene one (``b+``, ``b{2,}``), one run per start: its first element
+        the first event after ``x``'s that could be it (``n1``, a ``next_match`` pair) and
+        each next one the first that could follow the run so far (``n2``, its gaps'
+        negated variable), until none can within the window. None for any other shape."""
+        kleene = [v for v in self.positives if v.kleene]
+        if len(kleene) != 1 or kleene[0].hi is not None or self.after(kleene[0].name):
+            return None
+        b = kleene[0].name
+        gaps = [n.name for n in self.negated if n.gaps_of == b and n.made_by == "skip_till_next_match"]
+        first = [(x, n) for x, y, n in self.next_match if y == b]
+        if len(gaps) != 1 or len(first) != 1:
+            return None
+        return first[0][0], b, first[0][1], gaps[0]
+
     def _between(self, strategy: str) -> tuple[tuple[str, str, str], ...]:
         """The bound variables ``(x, y, n)`` right before and after each negated variable
         ``n`` that ``strategy`` made between two of them (not in a Kleene run's gaps)."""

@@ -49,7 +49,7 @@ with the other engines' error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -65,6 +65,7 @@ from cepcli.plan.arrow import Frame, evaluate
 from cepcli.plan.keys import present
 from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.plan.python import compile_condition
+from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
@@ -106,6 +107,31 @@ class Columns:
 
 
 @dataclass(frozen=True, slots=True)
+class Runs:
+    """A Kleene variable's runs, one per match: run ``i`` is ``flat[offsets[i]:offsets[i+1]]``."""
+
+    offsets: np.ndarray
+    flat: np.ndarray
+
+    def take(self, index: np.ndarray) -> Runs:
+        """The runs at ``index`` (positions, or a mask), in that order."""
+        if index.dtype == np.bool_:
+            index = np.flatnonzero(index)
+        starts = self.offsets[:-1][index]
+        lengths = self.offsets[1:][index] - starts
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        total = int(offsets[-1])
+        at = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+        return Runs(offsets, self.flat[at])
+
+    @property
+    def last(self) -> np.ndarray:
+        """Each run's last position."""
+        out: np.ndarray = self.flat[self.offsets[1:] - 1]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
     """Matches as positions in ``data``, in the order they are reported: per variable bound
     (``names``, sorted), one array of its events' positions, row ``i`` of every array one
@@ -114,29 +140,53 @@ class Found:
     names: tuple[str, ...]
     positions: tuple[np.ndarray, ...]
     data: Columns
+    # a Kleene variable's runs: per name, the offsets of each match's run in ``flat`` (one
+    # more than the matches) and the runs' positions (its ``positions`` are their first)
+    runs: dict[str, Runs] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.positions[0])
 
+    def take(self, index: np.ndarray) -> Found:
+        """The matches at ``index`` (positions, or a mask), in that order."""
+        runs = {name: run.take(index) for name, run in self.runs.items()}
+        return Found(self.names, tuple(p[index] for p in self.positions), self.data, runs)
+
     def head(self, n: int) -> Found:
         """The first ``n`` matches."""
-        return Found(self.names, tuple(p[:n] for p in self.positions), self.data)
+        return self.take(np.arange(min(n, len(self)), dtype=np.int64))
 
     def pieces(self, size: int) -> Iterator[Found]:
         """These matches, ``size`` at a time (a text's worth: ``cepcli.lines.found_lines``)."""
         for at in range(0, len(self), size):
-            yield Found(self.names, tuple(p[at : at + size] for p in self.positions), self.data)
+            yield self.take(np.arange(at, min(at + size, len(self)), dtype=np.int64))
 
     def matches(self) -> Iterator[Match]:
         """These matches as ``Match`` objects, each event made once (``Columns.made``)."""
         made = self.data.made
-        wanted = sorted_distinct(np.concatenate(self.positions))
+        wanted = sorted_distinct(np.concatenate([*self.positions, *(r.flat for r in self.runs.values())]))
         missing = wanted[[int(p) not in made for p in wanted.tolist()]] if made else wanted
         if len(missing):
             made.update(zip(missing.tolist(), self.data.events(missing), strict=True))
         names = self.names
-        for row in zip(*[p.tolist() for p in self.positions], strict=True):
-            yield Match(tuple([(name, made[p]) for name, p in zip(names, row, strict=True)]))
+        runs = [
+            (self.runs[n].offsets.tolist(), self.runs[n].flat.tolist()) if n in self.runs else None
+            for n in names
+        ]
+        for i, row in enumerate(zip(*[p.tolist() for p in self.positions], strict=True)):
+            yield Match(
+                tuple(
+                    [
+                        (
+                            name,
+                            made[p]
+                            if run is None
+                            else tuple(made[q] for q in run[1][run[0][i] : run[0][i + 1]]),
+                        )
+                        for name, p, run in zip(names, row, runs, strict=True)
+                    ]
+                )
+            )
         if len(made) > 4 * SLICE_ROWS:
             made.clear()
 
@@ -230,12 +280,18 @@ class _Table:
     positions: dict[str, np.ndarray]
     low: np.ndarray  # the earliest time of each partial match
     high: np.ndarray  # the latest
+    runs: dict[str, Runs] = field(default_factory=dict)  # a Kleene variable's (``positions``: its first)
 
     def __len__(self) -> int:
         return len(self.low)
 
     def take(self, keep: np.ndarray) -> _Table:
-        return _Table({v: p[keep] for v, p in self.positions.items()}, self.low[keep], self.high[keep])
+        return _Table(
+            {v: p[keep] for v, p in self.positions.items()},
+            self.low[keep],
+            self.high[keep],
+            {v: r.take(keep) for v, r in self.runs.items()},
+        )
 
 
 @dataclass(slots=True)
@@ -326,14 +382,16 @@ class _Run:
             if self.data.until is not None and branch.trailing:
                 owned &= self.window.closes(table.low) < self.data.until  # decided before the cut
             names = sorted(table.positions)
-            last = np.max(np.stack([table.positions[n] for n in names]), axis=0)
+            ends = [table.positions[n] for n in names] + [r.last for r in table.runs.values()]
+            last = np.max(np.stack(ends), axis=0)
             if self.increment is not None:  # decided by this step's rows
                 owned &= self.increment.reports(self.window, self._waits(branch), table.low, last)
             table, last = table.take(owned), last[owned]
             if len(self.pattern.branches) == 1:  # each binding once already: by (last, key)
                 order = np.lexsort([table.positions[n] for n in reversed(names)] + [last])
                 positions = tuple(table.positions[n][order] for n in names)
-                return [Found(tuple(names), positions, self.data)] if len(order) else []
+                runs = {n: r.take(order) for n, r in table.runs.items()}
+                return [Found(tuple(names), positions, self.data, runs)] if len(order) else []
             columns = [table.positions[n].tolist() for n in names]
             for i, end in enumerate(last.tolist()):
                 key = tuple((n, col[i]) for n, col in zip(names, columns, strict=True))
@@ -347,9 +405,10 @@ class _Run:
 
     def _branch(self, branch: Branch, start: int, stop: int) -> _Table | None:
         """The complete matches of ``branch`` among positions ``[start, stop)``."""
-        if any(v.kleene for v in branch.variables):
+        run = branch.next_run
+        if any(v.kleene for v in branch.variables) and run is None:
             raise AssertionError("a Kleene variable: not for the columnar engine")
-        order = self._order(branch, start, stop)
+        order = [n for n in self._order(branch, start, stop) if run is None or n != run[1]]
         table: _Table | None = None
         bound: set[str] = set()
         joins = self.joins.setdefault(self.pattern.branches.index(branch), {})
@@ -360,9 +419,17 @@ class _Run:
             if not len(table):
                 return table
         assert table is not None
+        if run is not None:
+            table = self._run(branch, table, run, start, stop)
+            joins[run[1]] = joins.get(run[1], 0) + len(table)
         if not self._constants(branch):
             table = table.take(np.zeros(len(table), dtype=bool))
-        implied = {n for x, y, n in branch.next_match if _needs(branch, x, n) <= set(order[: order.index(y)])}
+        implied = {
+            n
+            for x, y, n in branch.next_match
+            if y in order and _needs(branch, x, n) <= set(order[: order.index(y)])
+        }
+        implied |= set(run[2:]) if run is not None else set()
         for n in branch.negated:
             if n.name in implied:  # (``_first``: no event that could be y's lies between)
                 continue
@@ -494,11 +561,116 @@ class _Run:
         be ``var``'s then lies between: ``n``'s negation holds by construction. The search
         gallops: 1, 2, 4, ... of ``n``'s events per partial match and round, so it reads
         about twice the events it skips, never the window's pairs."""
+        conditions = [c for c in branch.conditions if c.negated == n and not c.prefilter]
+        chosen = self._search(branch, table, n, conditions, lo, hi, start, stop)
+        mine = self._candidates(branch, var, start, stop)  # (the newest: from the new rows on)
+        found = np.flatnonzero(chosen >= 0)
+        slot = np.minimum(np.searchsorted(mine, chosen[found]), max(len(mine) - 1, 0))
+        found = found[mine[slot] == chosen[found]] if len(mine) else found[:0]
+        self.stats.deleted(len(table))
+        picked = chosen[found]
+        times = self.data.ts[picked]
+        positions = {v: p[found] for v, p in table.positions.items()}
+        positions[var] = picked
+        out = _Table(positions, np.minimum(table.low[found], times), np.maximum(table.high[found], times))
+        self._made_rows(len(out))
+        return self._filter(branch, out, bound, var)
+
+    def _run(
+        self, branch: Branch, table: _Table, run: tuple[str, str, str, str], start: int, stop: int
+    ) -> _Table:
+        """``table`` with the Kleene variable ``b`` of ``run`` (``Branch.next_run``) bound, one
+        run per partial match: its first element the first event after ``x``'s that could be
+        it (``n1``'s conditions, as ``_first``), each next one the first event after the run's
+        last that could follow it (``n2``'s conditions, with ``b[i-1]`` the run's last),
+        within the window of the match, until there is none; an event that could follow but
+        is no event of ``b`` leaves no match. Kept when the run has ``b``'s least number of
+        elements. Every condition on ``b`` is one of those (``automata.columnar``), so the
+        runs need no other check, and both negations hold by construction."""
+        x, b, n1, n2 = run
+        ts = self.data.ts
+        mine = self.candidates[b]
+        mine = mine[(mine >= start) & (mine < stop)]
+
+        def of_b(found: np.ndarray) -> np.ndarray:
+            slot = np.minimum(np.searchsorted(mine, found), max(len(mine) - 1, 0))
+            return mine[slot] == found if len(mine) else np.zeros(len(found), dtype=bool)
+
+        lo, hi = self._interval(branch, table, set(table.positions), b, start, stop)
+        firsts = [c for c in branch.conditions if c.negated == n1 and not c.prefilter]
+        chosen = self._search(branch, table, n1, firsts, lo, hi, start, stop)
+        found = np.flatnonzero(chosen >= 0)
+        found = found[of_b(chosen[found])]
+        self.stats.deleted(len(table))
+        table = table.take(found)
+        first = chosen[found]
+        self._made_rows(len(table))
+        nexts = [
+            replace(c, expr=_as_plain(c.expr, b))
+            for c in branch.conditions
+            if c.negated == n2 and not c.prefilter
+        ]
+        last = first.copy()
+        rows, steps, elements = (
+            [np.arange(len(table), dtype=np.int64)],
+            [np.zeros(len(table), np.int64)],
+            [first],
+        )
+        dead = np.zeros(len(table), dtype=bool)
+        active = np.arange(len(table), dtype=np.int64)
+        step = 0
+        while len(active):
+            step += 1
+            positions = {v: p[active] for v, p in table.positions.items()}
+            positions[b] = last[active]
+            low = table.low[active]
+            sofar = _Table(positions, low, np.maximum(table.high[active], ts[last[active]]))
+            _, latest = self.window.reach(low, low)
+            hi = np.minimum(np.searchsorted(ts, latest, "right"), stop)
+            following = self._search(branch, sofar, n2, nexts, last[active] + 1, hi, start, stop)
+            got = np.flatnonzero(following >= 0)
+            ok = of_b(following[got])
+            dead[active[got[~ok]]] = True  # (it lies between the run's last and any later element)
+            active, last_now = active[got[ok]], following[got[ok]]
+            last[active] = last_now
+            rows.append(active)
+            steps.append(np.full(len(active), step, np.int64))
+            elements.append(last_now)
+            self._made_rows(len(active))
+            self.stats.deleted(len(active))
+        row, order = np.concatenate(rows), None
+        order = np.lexsort((np.concatenate(steps), row))
+        lengths = np.bincount(row, minlength=len(table))
+        runs = Runs(
+            np.concatenate(([0], np.cumsum(lengths))).astype(np.int64), np.concatenate(elements)[order]
+        )
+        keep = ~dead & (lengths >= self.pattern.variable(b).lo)
+        positions = dict(table.positions)
+        positions[b] = first
+        out = _Table(positions, np.minimum(table.low, ts[first]), np.maximum(table.high, ts[last]), {b: runs})
+        if not keep.all():
+            self.stats.deleted(int(np.count_nonzero(~keep)))
+            out = out.take(keep)
+        return out
+
+    def _search(
+        self,
+        branch: Branch,
+        table: _Table,
+        n: str,
+        conditions: Sequence[Condition],
+        lo: np.ndarray,
+        hi: np.ndarray,
+        start: int,
+        stop: int,
+    ) -> np.ndarray:
+        """Per partial match, the first event of the negated variable ``n`` in ``[lo, hi)``
+        for which ``conditions`` (with ``n`` at that event) and ``[attr]`` hold: its
+        position, or -1 (see ``_first``)."""
         pool = self.candidates[n]
         pool = pool[(pool >= start) & (pool < stop)]
-        conditions = [c for c in branch.conditions if c.negated == n and not c.prefilter]
-        attrs = branch.equiv if self.pattern.variable(n).keyed and bound else ()
-        first_var = next(iter(sorted(bound))) if attrs else ""
+        attrs = branch.equiv if self.pattern.variable(n).keyed and table.positions else ()
+        first_var = next(iter(sorted(table.positions))) if attrs else ""
         coded = next((a for a in attrs if self._codes(a, a) is not None), None)
         if coded is None:
             at = np.searchsorted(pool, lo, "left")
@@ -545,18 +717,7 @@ class _Run:
             at[rows] += counts
             rows = rows[(chosen[rows] < 0) & (at[rows] < end[rows])]
             width *= 2
-        mine = self._candidates(branch, var, start, stop)  # (the newest: from the new rows on)
-        found = np.flatnonzero(chosen >= 0)
-        slot = np.minimum(np.searchsorted(mine, chosen[found]), max(len(mine) - 1, 0))
-        found = found[mine[slot] == chosen[found]] if len(mine) else found[:0]
-        self.stats.deleted(len(table))
-        picked = chosen[found]
-        times = self.data.ts[picked]
-        positions = {v: p[found] for v, p in table.positions.items()}
-        positions[var] = picked
-        out = _Table(positions, np.minimum(table.low[found], times), np.maximum(table.high[found], times))
-        self._made_rows(len(out))
-        return self._filter(branch, out, bound, var)
+        return chosen
 
     def _interval(
         self, branch: Branch, table: _Table, bound: set[str], var: str, start: int, stop: int
@@ -755,6 +916,22 @@ class _Run:
         if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
+
+
+def _as_plain(expr: a.Expr, b: str) -> a.Expr:
+    """``expr`` with ``b[last]`` (the run so far's last element, in a condition of a run's
+    gaps) read as a plain variable ``b``: ``_Run._run`` binds ``b`` to that element."""
+    match expr:
+        case a.Attr(var, attr, a.Index.LAST, span) if var == b:
+            return a.Attr(var, attr, a.Index.PLAIN, span)
+    changes: dict[str, object] = {}
+    for f in fields(expr):
+        value = getattr(expr, f.name)
+        if isinstance(value, a.Abs | a.Minus | a.Arith | a.Compare | a.BoolOp | a.Not | a.Attr):
+            changes[f.name] = _as_plain(value, b)
+        elif isinstance(value, tuple) and value and not isinstance(value[0], str):
+            changes[f.name] = tuple(_as_plain(item, b) for item in value)
+    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
 
 
 def _needs(branch: Branch, x: str, n: str) -> set[str]:

@@ -192,7 +192,7 @@ def _owned(found: Found, part: Slice) -> Found:
         keep &= first < part.high
     if keep.all():
         return found
-    return Found(found.names, tuple(p[keep] for p in found.positions), found.data)
+    return found.take(keep)
 
 
 def _lines(found: Found, schema: Schema, names: Sequence[str], keep: Sequence[int] | None) -> Iterator[str]:
