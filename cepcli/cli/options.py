@@ -131,7 +131,8 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         " chain: the lazy Chain NFA in a frequency order (--order, or measured); first-chance and"
         " post-processing: chain, checking negations as early as possible or after a match;"
         " eager: the classic NFA, every partial match on arrival; columnar: the lazy plan"
-        " set-at-a-time, files and pipes step by step (Kleene patterns run the tree)"
+        " set-at-a-time, files and pipes step by step (Kleene patterns run the tree, but one"
+        " run per start under skip_till_next_match)"
         " (see the README's table).",
     )(command)
 
