@@ -4,7 +4,7 @@ relevant event step by step against the whole input. Whole processes.
 
 Usage (from the repository root, with ../shared beside it):
 
-    python benchmarks/streams.py [--repeat 5] [--repeat-large 3] [--only pipe,memory,stream]
+    python benchmarks/streams.py [--repeat 5] [--repeat-large 3] [--only pipe,memory,stream,paced]
         [--data ../shared/data/flights-3m.parquet] [--scratch /tmp/cepcli-bench]
         [--stream-rows 10000000] [--commit HEAD]
 
@@ -42,8 +42,17 @@ Parts (``--only``):
   evaluation's thread runs while the input is read, so part of its work is hidden in
   ``input_seconds``; with the whole input, reading ends before evaluating starts.)
 
-On a pipe a step is a piece of the reader (what arrives within 50 ms), ``--chunk-rows``
-its largest size: the ``steps`` column says how many pieces there were.
+* ``paced``: steps forced small: the first 100,000 rows of the CSV written by a writer that
+  sends 1,000 rows a write, 60 ms apart (longer than a pipe gathers: each write is a step
+  of its own), query A, against the same rows as a file. The wall time is the writer's
+  (about 6 s); the figure is the cepcli process's CPU seconds (user + system, from
+  ``os.wait4``), and their excess over the file's per step: what a step costs.
+
+On a pipe a step is made when the next rows would wait for the writer (or a quarter second
+after the last step); ``--chunk-rows`` is the size of the pieces read and prefiltered, so
+``--chunk-rows 1000`` measures 1,000-row pieces of a fast writer's stream, whose steps are
+large; steps of 1,000 rows are part ``paced``. The ``steps`` column says how many there
+were.
 
 Every figure is a whole process: its wall seconds and its peak RSS (``ru_maxrss`` of the
 cepcli process alone, from ``os.wait4``; cat's is not included). The runs of one part are
@@ -96,7 +105,9 @@ QUERY_A = (
 QUERY_B = "PATTERN SEQ(ORD a, DFW b) WHERE a.delay < b.delay WITHIN 20 minutes"
 CSV_ROWS = 1_000_000
 COPIES = 10
-PARTS = ("pipe", "memory", "stream")
+PARTS = ("pipe", "memory", "stream", "paced")
+PACED_ROWS = 100_000  # the paced writer's rows: 1,000 a write, PACED_GAP seconds apart
+PACED_GAP = 0.06  # longer than a pipe's gathering (50 ms): each write is a step of its own
 SIDDHI_SEQUENCE = 500_000  # events/s, WSO2 SP 4.0's "temporal event sequence patterns"
 
 
@@ -180,6 +191,8 @@ def make_inputs(parts: list[str], data: Path, scratch: Path, stream_rows: int) -
             made[name] = (path, int(pq.ParquetFile(path).metadata.num_rows))
     if "stream" in parts:
         made["stream"] = (csv_head(data, scratch, stream_rows), stream_rows)
+    if "paced" in parts:
+        made["paced"] = (csv_head(data, scratch, PACED_ROWS), PACED_ROWS)
     return made
 
 
@@ -205,6 +218,7 @@ class Job:
     rows: int
     piped: bool = False
     options: list[str] = field(default_factory=list)
+    paced: bool = False  # piped by a writer of 1,000 rows a write, PACED_GAP seconds apart
 
     def argv(self, query_file: Path, stats: Path) -> list[str]:
         source = "-" if self.piped else str(self.data)
@@ -215,6 +229,8 @@ class Job:
         """The command as a shell would run it (``q.sase`` holding the query)."""
         command = "cepcli " + shlex.join(self.argv(Path("q.sase"), Path("stats.json"))[1:])
         head = f"cat {self.data} | " if self.piped else ""
+        if self.paced:
+            head = f"(1,000 rows of {self.data} a write, {PACED_GAP * 1000:.0f} ms apart) | "
         return f"{head}{command} > /dev/null"
 
 
@@ -225,6 +241,7 @@ class Outcome:
     wall: float
     rss_mb: float
     stats: dict[str, Any]
+    cpu: float = 0.0  # the cepcli process's user + system seconds
 
 
 def child_env(scratch: Path, code: Path | None) -> dict[str, str]:
@@ -245,7 +262,10 @@ def run_once(job: Job, work: Path, env: dict[str, str], timeout: float) -> Outco
     killed = threading.Event()
     with err.open("w") as errors:
         started = time.perf_counter()
-        feeder = subprocess.Popen(["cat", str(job.data)], stdout=subprocess.PIPE) if job.piped else None
+        feed = ["cat", str(job.data)]
+        if job.paced:
+            feed = [sys.executable, "-c", PACED_WRITER, str(job.data), str(PACED_GAP)]
+        feeder = subprocess.Popen(feed, stdout=subprocess.PIPE) if job.piped else None
         stdin = feeder.stdout if feeder is not None else subprocess.DEVNULL
         proc = subprocess.Popen(
             job.argv(query, stats),
@@ -276,7 +296,21 @@ def run_once(job: Job, work: Path, env: dict[str, str], timeout: float) -> Outco
     if killed.is_set() or proc.returncode != 0:
         why = f"killed after {timeout:.0f} s" if killed.is_set() else f"exit {proc.returncode}"
         raise RuntimeError(f"{job.label}: {why}\n{err.read_text()[-2000:]}")
-    return Outcome(wall, usage.ru_maxrss / 1024, json.loads(stats.read_text()))  # KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return Outcome(wall, usage.ru_maxrss / 1024, json.loads(stats.read_text()), cpu)  # KiB on Linux
+
+
+PACED_WRITER = """
+import sys, time
+out = sys.stdout.buffer
+with open(sys.argv[1], "rb") as f:
+    lines = f.readlines()
+out.write(lines[0])
+for at in range(1, len(lines), 1000):
+    out.write(b"".join(lines[at : at + 1000]))
+    out.flush()
+    time.sleep(float(sys.argv[2]))
+"""
 
 
 # --- a part: its jobs, interleaved ---------------------------------------------------------
@@ -314,6 +348,10 @@ class Result:
             {int(o.stats["columnar_steps"]) for o in self.outcomes if "columnar_steps" in o.stats}
         )
         return "-" if not values else f"{values[0]:,}" + (f"-{values[-1]:,}" if len(values) > 1 else "")
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(o.cpu for o in self.outcomes)
 
     @property
     def engine_seconds(self) -> float:
@@ -467,6 +505,29 @@ def part_stream(
     )
 
 
+def part_paced(
+    args: argparse.Namespace, made: dict[str, tuple[Path, int]], env: dict[str, str], report: Report
+) -> None:
+    """Steps forced small: a writer that sends 1,000 rows and waits longer than a pipe
+    gathers, so each write is a step of its own. Its wall time is the writer's; the cost
+    of the steps is the cepcli process's CPU seconds against the same rows as a file."""
+    csv, rows = made["paced"]
+    paced = Job("paced pipe, 1,000 rows a write", QUERY_A, csv, rows, piped=True, paced=True)
+    file = Job("the same rows as a file", QUERY_A, csv, rows)
+    results = interleaved("paced", [paced, file], args.repeat_large, args.scratch, env, args.timeout)
+    agree("paced", results)
+    report.rows += [(f"{rows // 1000}k CSV, A", r) for r in results]
+    steps = statistics.median(float(o.stats.get("columnar_steps") or 0) for o in results[0].outcomes)
+    extra = (results[0].cpu - results[1].cpu) / max(steps, 1)
+    report.target(
+        "1. steps of 1,000 rows: CPU, paced / file",
+        f"{results[0].cpu / results[1].cpu:.2f}x ({results[0].cpu:.2f} / {results[1].cpu:.2f} s;"
+        f" {1000 * extra:.1f} ms a step over {steps:.0f} steps)",
+        "none (the wall time is the writer's)",
+        None,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs of each job on the 1M-row CSV")
@@ -512,7 +573,12 @@ def main() -> None:
     warm = Job("warm-up", QUERY_A, *made["csv"])
     with tempfile.TemporaryDirectory(dir=args.scratch, prefix="streams-run-") as tmp:
         run_once(warm, Path(tmp), env, args.timeout)
-    for part, measure in (("pipe", part_pipe), ("memory", part_memory), ("stream", part_stream)):
+    for part, measure in (
+        ("pipe", part_pipe),
+        ("memory", part_memory),
+        ("stream", part_stream),
+        ("paced", part_paced),
+    ):
         if part in parts:
             measure(args, made, env, report)
     print("\n## Commands\n")
