@@ -8,6 +8,7 @@ with no negation but the strategy's. Other Kleene patterns run on the other engi
 
 from __future__ import annotations
 
+from cepcli.plan.closures import closure
 from cepcli.plan.pattern import Branch, Pattern
 from cepcli.query import ast as a
 
@@ -21,6 +22,8 @@ def evaluates(pattern: Pattern) -> bool:
     """Does the columnar engine evaluate this pattern itself (no Kleene variable, or one
     run per start: see the module)?"""
     if not any(v.kleene for v in pattern.variables):
+        return True
+    if closure(pattern) is not None:
         return True
     return len(pattern.branches) == 1 and _one_run(pattern.branches[0])
 

@@ -62,6 +62,7 @@ from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
 from cepcli.events import Event, Kind, Schema
 from cepcli.plan.arrow import Frame, evaluate
+from cepcli.plan.closures import Closure, closure
 from cepcli.plan.keys import present
 from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.plan.python import compile_condition
@@ -238,14 +239,18 @@ def evaluate_found(
     """``evaluate_columnar``'s matches as ``Found`` positions, a slice's at a time: for the
     writers that make a match's text from columns (``cepcli.lines.found_lines``). With an
     ``increment``: the matches that step decides (its new rows' counted)."""
+    written = closure(pattern) if any(v.kleene for v in pattern.variables) else None
+    if written is not None:  # a bounded closure: its lengths' branches, folded back
+        order = [e for n in order for e in (written.elements if n == written.name else [n])]
     run = _Run(
-        pattern,
+        pattern if written is None else written.pattern,
         tuple(order),
         data,
         schema,
         stats,
         Instances(stats, options.max_instances, "columnar"),
         increment,
+        written,
     )
     bits = sum(1 << v.bit for v in pattern.variables)
     fresh = increment.fresh if increment is not None else 0
@@ -303,6 +308,7 @@ class _Run:
     stats: Stats
     instances: Instances
     increment: Increment | None = None
+    closure: Closure | None = None  # a bounded Kleene variable, written as its lengths
     window: Window = field(init=False)
     candidates: dict[str, np.ndarray] = field(init=False)  # per variable: its positions
     codes: dict[tuple[str, str], tuple[np.ndarray, np.ndarray] | None] = field(init=False)
@@ -374,10 +380,13 @@ class _Run:
         stop = int(np.searchsorted(ts, high, "right"))
         seen: set[tuple[tuple[str, int], ...]] = set()
         found: list[tuple[int, tuple[tuple[str, int], ...]]] = []
+        folded: list[_Table] = []
         for branch in self.pattern.branches:
             table = self._branch(branch, start, stop)
             if table is None or not len(table):
                 continue
+            if self.closure is not None:
+                table = self._folded(table)
             owned = (table.low >= part.low) & (table.low < part.high)
             if self.data.until is not None and branch.trailing:
                 owned &= self.window.closes(table.low) < self.data.until  # decided before the cut
@@ -387,6 +396,9 @@ class _Run:
             if self.increment is not None:  # decided by this step's rows
                 owned &= self.increment.reports(self.window, self._waits(branch), table.low, last)
             table, last = table.take(owned), last[owned]
+            if self.closure is not None:  # (the lengths' matches differ: each once already)
+                folded.append(table)
+                continue
             if len(self.pattern.branches) == 1:  # each binding once already: by (last, key)
                 order = np.lexsort([table.positions[n] for n in reversed(names)] + [last])
                 positions = tuple(table.positions[n][order] for n in names)
@@ -398,8 +410,42 @@ class _Run:
                 if key not in seen:
                     seen.add(key)
                     found.append((end, key))
+        if self.closure is not None:
+            return self._ordered(folded)
         found.sort()
         return _runs([key for _, key in found], self.data)
+
+    def _folded(self, table: _Table) -> _Table:
+        """A length's matches with the closure's elements ``b#1..b#k`` as ``b``'s run."""
+        assert self.closure is not None
+        name = self.closure.name
+        elements = [e for e in self.closure.elements if e in table.positions]
+        positions = {v: p for v, p in table.positions.items() if v not in elements}
+        positions[name] = table.positions[elements[0]]
+        k, n = len(elements), len(table)
+        flat = np.stack([table.positions[e] for e in elements], axis=1).reshape(-1)
+        runs = Runs(np.arange(0, k * n + 1, k, dtype=np.int64), flat)
+        return _Table(positions, table.low, table.high, {name: runs})
+
+    def _ordered(self, tables: list[_Table]) -> list[Found]:
+        """The closure's matches of every length as one ``Found``, by their last events."""
+        if not tables:
+            return []
+        name = next(iter(tables[0].runs))
+        names = sorted(tables[0].positions)
+        positions = {v: np.concatenate([t.positions[v] for t in tables]) for v in names}
+        lengths = np.concatenate([np.diff(t.runs[name].offsets) for t in tables])
+        runs = Runs(
+            np.concatenate(([0], np.cumsum(lengths))).astype(np.int64),
+            np.concatenate([t.runs[name].flat for t in tables]),
+        )
+        last = np.maximum(np.max(np.stack([positions[v] for v in names]), axis=0), runs.last)
+        order = np.lexsort([positions[v] for v in reversed(names)] + [lengths, last])
+        return [
+            Found(
+                tuple(names), tuple(positions[v][order] for v in names), self.data, {name: runs.take(order)}
+            )
+        ]
 
     # --- one branch ---------------------------------------------------------------------------
 
