@@ -123,7 +123,7 @@ def _run_columnar(
 
 
 def _adaptive_columnar(pattern: Pattern) -> bool:
-    return columnar.IN_ADAPTIVE and columnar.evaluates(pattern)
+    return columnar.in_adaptive(pattern)
 
 
 ENGINES: dict[str, Engine] = {

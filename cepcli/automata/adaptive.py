@@ -220,6 +220,6 @@ def build_adaptive(
         HYSTERESIS,
         FIRST_LEAST,
         max(1, int(pattern.window * FIRST_WINDOWS)),
-        columnar.IN_ADAPTIVE and columnar.evaluates(pattern),
+        columnar.in_adaptive(pattern),
         key_joins(pattern) if eager is not None else None,
     )

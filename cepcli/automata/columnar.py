@@ -18,6 +18,17 @@ from cepcli.query import ast as a
 IN_ADAPTIVE = True
 
 
+def in_adaptive(pattern: Pattern) -> bool:
+    """Does the default engine run this pattern on the columnar engine? Every pattern the
+    columnar engine evaluates but a bounded closure: the lengths of ``B{l,m} b[]`` joined one
+    by one lose to the tree's lazy subsets as often as they win (on the 3M flights: 16x and
+    1.5x faster, and 0.66x; 5x the memory; docs/engines.md), so ``--engine columnar`` runs
+    them set-at-a-time and the default leaves them to the tree."""
+    if not IN_ADAPTIVE or not evaluates(pattern):
+        return False
+    return not any(v.kleene for v in pattern.variables) or closure(pattern) is None
+
+
 def evaluates(pattern: Pattern) -> bool:
     """Does the columnar engine evaluate this pattern itself (no Kleene variable, or one
     run per start: see the module)?"""
