@@ -19,6 +19,7 @@ from cepcli.events import Kind, Schema
 from cepcli.output import event_text, exact_json, json_value, time_json
 from cepcli.runtime.columnar import Columns, Found
 from cepcli.sources.rows import column_values
+from cepcli.sources.text import INT_SHAPE
 
 
 def found_lines(
@@ -102,22 +103,13 @@ def _json_column(
         return pc.fill_null(pc.cast(column, pa.large_string()), "null")
     if not decimal_text and pa.types.is_boolean(kinds):
         return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), "null")
-    if (
-        not decimal_text
-        and kind is Kind.STR
-        and (pa.types.is_string(kinds) or pa.types.is_large_string(kinds))
-    ):
-        plain = pc.invert(pc.match_substring_regex(column, r"[^ !#-\[\]-~]")).fill_null(True)
-        quoted = pc.binary_join_element_wise(
-            _text('"'), pc.cast(column, pa.large_string()), _text('"'), _text("")
-        )
-        if not pc.all(plain).as_py():  # JSON escapes (and ASCII): json.dumps, for those values
-            escaped = [
-                None if ok else json.dumps(v)
-                for v, ok in zip(column.to_pylist(), plain.to_pylist(), strict=True)
-            ]
-            quoted = pc.if_else(plain, quoted, pa.array(escaped, pa.large_string()))
-        return pc.fill_null(quoted, "null")
+    text = pa.types.is_string(kinds) or pa.types.is_large_string(kinds)
+    if not decimal_text and kind is Kind.STR and text:
+        return pc.fill_null(_quoted(column), "null")
+    if not decimal_text and text and kind in (Kind.TIME, Kind.INT):
+        written = _written_text(column, kind, nulls)  # (text the query did not read, typed by its kind)
+        if written is not None:
+            return written
 
     def dumped(value: object) -> str:
         shown = shape(value, kind, nulls)
@@ -130,6 +122,43 @@ def _json_column(
         return json.dumps(shown, separators=(",", ":"), default=str, allow_nan=False)
 
     return pa.array([dumped(v) for v in column_values(column, decimal_text)], pa.large_string())
+
+
+def _quoted(column: pa.Array) -> pa.Array:
+    """Text as JSON strings (``json.dumps``'s, exactly: plain ASCII quoted by Arrow's
+    kernels, the values JSON escapes by ``json.dumps``); null stays null."""
+    plain = pc.invert(pc.match_substring_regex(column, r"[^ !#-\[\]-~]")).fill_null(True)
+    quoted = pc.binary_join_element_wise(
+        _text('"'), pc.cast(column, pa.large_string()), _text('"'), _text("")
+    )
+    if not pc.all(plain).as_py():  # JSON escapes (and ASCII): json.dumps, for those values
+        escaped = [
+            None if ok else json.dumps(v) for v, ok in zip(column.to_pylist(), plain.to_pylist(), strict=True)
+        ]
+        quoted = pc.if_else(plain, quoted, pa.array(escaped, pa.large_string()))
+    return quoted
+
+
+def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str]) -> pa.Array | None:
+    """A text column of a kind the query did not read, as ``json_value`` types each value
+    (``output._typed_text``): a null marker is null; a time's text stays text; an integer's
+    text that has the shape of one is its number, other text stays text. None where Arrow's
+    kernels cannot say so exactly (text beyond ASCII, whose digits Python reads and Arrow
+    does not; a number past int64): those go value by value."""
+    if not pc.all(pc.string_is_ascii(column)).as_py():
+        return None
+    out = _quoted(column)
+    if kind is Kind.INT:
+        shaped = pc.fill_null(pc.match_substring_regex(column, INT_SHAPE), False)
+        digits = pc.replace_substring_regex(pc.utf8_trim_whitespace(column), r"^\+", "")
+        try:
+            numbers = pc.cast(pc.if_else(shaped, digits, pa.scalar(None, pa.string())), pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        out = pc.if_else(shaped, pc.cast(numbers, pa.large_string()), out)
+    if nulls:
+        out = pc.if_else(pc.is_in(column, pa.array(sorted(nulls), pa.string())), _text("null"), out)
+    return pc.fill_null(out, "null")
 
 
 def _iso_texts(column: pa.Array) -> pa.Array:

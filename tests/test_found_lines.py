@@ -197,3 +197,26 @@ def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str]
     assert batches >= 1 and single
     assert batched == single
     assert any(len(json.loads(line)["b"]) > 1 for line in single)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["+5", " 7 ", "007", "-0", "NA", "", "-9223372036854775808", "9223372036854775807"],
+        ["1", "99999999999999999999", "2", "NA", "3", "4", "5", "6"],  # past int64: value by value
+        ["1", "\u0663", "2", "3", "NA", "4", "5", "6"],  # an Arabic-Indic 3: Python's digit, not Arrow's
+    ],
+)
+def test_text_a_query_does_not_read_gives_the_events_line(tmp_path: Path, cells: list[str]) -> None:
+    """Columns no condition reads stay text until written, typed then by their kind: an
+    integer's text (signs, blanks, zeros, int64's ends, a null marker), a time's text. The
+    lines made from columns are the events' lines, byte for byte."""
+    rows = ["ts,type,n,when"]
+    for i, cell in enumerate(cells):
+        when = "NA" if i == 3 else f"2024-01-01 00:00:0{i}"
+        rows.append(f"{i},{'AB'[i % 2]},\"{cell}\",{when}")
+    path = tmp_path / "text.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    single, batched, batches = _lines(query=QUERY, data=path, null_values=["NA"])
+    assert batches >= 1 and single
+    assert batched == single
