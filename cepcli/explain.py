@@ -112,7 +112,8 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 " stats), each a window join (searchsorted on time and on the SEQ order, on an"
                 " equality key where there is one), then each negation as an anti-join; a Kleene"
                 " pattern runs the tree, but a SEQ ending in b+ under skip_till_next_match (one run"
-                " per start, followed element by element)"
+                " per start, followed element by element) and a bounded closure B{l,m} b[] (each"
+                " length joined as plain variables, folded back into b's run)"
             )
             return Explanation(
                 engine, (), "", branches, views, (note, *_negations(pattern, _columnar_how(pattern)))
