@@ -15,7 +15,8 @@ through the same ``run.Run``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cepcli.engines import DEFAULT_ENGINE
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
 
 class Matches:
     """The matches of one query, or of several (a list or a dict of them), over one input,
-    found as they are iterated (once).
+    found as they are iterated. Iterated again (a second loop, ``to_pandas()`` after a loop,
+    a loop left early), the query runs again over the input, as a DuckDB relation does: a
+    file is read again, a DataFrame or a table scanned again; standard input, a pipe or a
+    followed file cannot be read twice, and say so.
 
     Iterating yields each match as a dict (a key per positive variable; its value the
     event as a dict of its columns plus ``_row``, a list of them for a Kleene variable;
@@ -49,12 +53,15 @@ class Matches:
     variable, typed as the input's kinds; with several queries a ``query`` column first);
     ``to_pandas()`` is that table flattened, one row per match with columns ``v._row`` and
     ``v.<column>`` in real dtypes. ``show`` keeps those columns of each event (and ``_row``)
-    in every form. ``stats`` holds the counters (complete once the iteration ends; each
-    query's in ``stats.extra["queries"]`` when there are several); ``schema`` and
-    ``pattern`` are known at once."""
+    in every form. ``stats`` holds the counters of the last run (complete once its
+    iteration ends; each query's in ``stats.extra["queries"]`` when there are several);
+    ``schema`` and ``pattern`` are known at once."""
 
-    def __init__(self, run: Run, show: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, run: Run, show: tuple[str, ...] | None = None, again: Callable[[], Run] | str | None = None
+    ) -> None:
         self.run = run
+        self._again = again  # a fresh run of the same query over the same input, or why there is none
         self.stats: Stats = run.stats
         self.schema: Schema = run.schema
         self.pattern: Pattern = run.pattern
@@ -75,7 +82,13 @@ class Matches:
 
     def _named(self) -> Iterator[tuple[str, Match]]:
         if self._started:
-            raise RuntimeError("the matches can be iterated once: call find() again")
+            if not callable(self._again):
+                raise RuntimeError(
+                    f"the matches can be iterated once here ({self._again}): call find() again"
+                )
+            with as_python():
+                self.run = self._again()
+            self.stats = self.run.stats
         self._started = True
         with as_python():
             yield from self.run.matches()
@@ -220,5 +233,25 @@ def _find(
         raise UsageError("query= is a query's text, or a list or a dict (name -> text) of them")
     prepared = prepare(texts, base, given, has_data=path is None, named=not isinstance(query, str))
     source = None if path is not None else data
+
+    def again() -> Run:
+        return Run(prepared.queries, prepared.options, run, data=source, named=prepared.named)
+
     found = Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
-    return Matches(found, tuple(show) if show is not None else None)
+    return Matches(found, tuple(show) if show is not None else None, _rerun(prepared.options, again))
+
+
+def _rerun(options: InputOptions, again: Callable[[], Run]) -> Callable[[], Run] | str:
+    """``again``, where the input can be read a second time (a regular file, a DataFrame or
+    a table); else why not."""
+    if options.path is None:
+        return again
+    if options.path == "-":
+        return "standard input is read once"
+    if options.follow:
+        return "a followed file is read until stopped"
+    try:
+        regular = stat.S_ISREG(os.stat(options.path).st_mode)
+    except OSError:
+        regular = False
+    return again if regular else f"{options.path} is no regular file: a pipe is read once"
