@@ -9,7 +9,7 @@ from typing import Any
 
 from cepcli.automata import columnar
 from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
-from cepcli.errors import EngineError
+from cepcli.errors import EngineError, did_you_mean
 from cepcli.events import Event, Schema
 from cepcli.plan.normalize import normalize
 from cepcli.plan.pattern import Pattern
@@ -143,7 +143,8 @@ def engine(name: str) -> Engine:
     if name in ENGINE_NAMES:
         built = ", ".join(sorted(ENGINES))
         raise EngineError(f"engine {name!r} is not implemented yet (available: {built})")
-    raise EngineError(f"unknown engine {name!r} (choose from {', '.join(ENGINE_NAMES)})")
+    hint = did_you_mean(name, ENGINE_NAMES)
+    raise EngineError(f"unknown engine {name!r} ({hint}choose from {', '.join(ENGINE_NAMES)})")
 
 
 def compile_pattern(

@@ -7,7 +7,7 @@ translates it to a message and an exit code in one place (``cli.main``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -216,10 +216,24 @@ def as_python() -> Iterator[None]:
         raise again from None
 
 
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The one of ``choices`` a misspelled ``name`` is closest to (difflib's ratio), if one
+    is close: what a "did you mean" names."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"did you mean 'price'? "`` for the closest of ``choices``, or nothing."""
+    near = closest(name, choices)
+    return f"did you mean {near!r}? " if near is not None else ""
+
+
 def no_such_keyword(function: object, unknown: dict[str, object]) -> UsageError:
     """The error of a call that gave ``function`` keyword arguments it does not take: the
     first, and the closest one it takes ("did you mean type_col=?")."""
-    import difflib
     import inspect
 
     taken = [
@@ -228,8 +242,8 @@ def no_such_keyword(function: object, unknown: dict[str, object]) -> UsageError:
         if parameter.kind is inspect.Parameter.KEYWORD_ONLY
     ]
     name = next(iter(unknown))
-    close = difflib.get_close_matches(name, taken, n=1)
-    hint = f"; did you mean {close[0]}=?" if close else f"; it takes {', '.join(taken)}"
+    near = closest(name, taken)
+    hint = f"; did you mean {near}=?" if near is not None else f"; it takes {', '.join(taken)}"
     called = getattr(function, "__module__", "cepcli").replace(".api", "").replace(".frames", "")
     return UsageError(
         f"{called}.{getattr(function, '__name__', 'find')}() has no keyword argument {name!r}{hint}"

@@ -90,7 +90,7 @@ BAD_QUERIES = [
         "PATTERN SEQ(A a, B b)\nWHERE a.price < b.prise\nWITHIN 10 s\n",
         2,
         17,
-        r"the input has no column 'prise' \(columns: ts, type, price, vol, sym\)",
+        r"the input has no column 'prise' \(did you mean 'price'\? columns: ts, type, price, vol, sym\)",
         "b.prise",
     ),
     Bad(

@@ -79,7 +79,7 @@ def test_query_without_where_passes() -> None:
 def test_unknown_attribute_names_the_column_and_lists_the_columns() -> None:
     err = _error("a.price > 10 AND c.prise < a.price")
     assert err.render() == (
-        f"q.sase:2:24: the input has no column 'prise' (columns: {COLUMNS})\n"
+        f"q.sase:2:24: the input has no column 'prise' (did you mean 'price'? columns: {COLUMNS})\n"
         "    WHERE a.price > 10 AND c.prise < a.price\n"
         "                           ^^^^^^^"
     )

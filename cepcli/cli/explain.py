@@ -8,6 +8,7 @@ import click
 
 from cepcli.cli.console import out
 from cepcli.cli.options import (
+    Choice,
     Command,
     engine_options,
     input_options,
@@ -25,7 +26,7 @@ from cepcli.cli.options import (
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "dot", "json"]),
+    type=Choice(["text", "dot", "json"]),
     default="text",
     show_default=True,
     help="text to read, dot for Graphviz, json as data.",

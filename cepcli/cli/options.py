@@ -14,6 +14,7 @@ from click.core import ParameterSource
 
 from cepcli.clock import TIME_UNITS
 from cepcli.engine_names import DEFAULT_ENGINE, ENGINE_NAMES
+from cepcli.errors import closest
 from cepcli.query.options import FORMATS, ON_BAD_ROW
 from cepcli.sources.options import CHUNK_ROWS, MAX_ROW_BYTES, InputOptions, from_text
 
@@ -34,7 +35,7 @@ def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--input-format",
-            type=click.Choice(FORMATS),
+            type=Choice(FORMATS),
             default=None,
             help="The input's format [default: from the file name (.parquet, .jsonl/.ndjson), else csv].",
         ),
@@ -42,7 +43,7 @@ def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--time-col", default="ts", show_default=True, help="Column with the timestamp."),
         click.option(
             "--time-unit",
-            type=click.Choice(TIME_UNITS),
+            type=Choice(TIME_UNITS),
             default=None,
             help="The unit of numeric timestamps (and of a bare WITHIN number) [default: s].",
         ),
@@ -106,13 +107,27 @@ def bad_row_option(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
     return click.option(
         "--on-bad-row",
-        type=click.Choice(ON_BAD_ROW),
+        type=Choice(ON_BAD_ROW),
         default="fail",
         show_default=True,
         help="A bad row (wrong number of fields, unreadable or missing time, text in a numeric"
         " column the query reads, time going back without --sort): stop with an error naming it,"
         " or skip it, count it (bad_rows) and warn once.",
     )(command)
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's choice, whose error names the closest choice ("did you mean 'columnar'?")."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            near = closest(str(value), [str(c) for c in self.choices])
+            if near is None:
+                raise
+            shown = ", ".join(repr(c) for c in self.choices)
+            self.fail(f"{value!r} is not one of {shown}: did you mean {near!r}?", param, ctx)
 
 
 def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,7 +137,7 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
     return click.option(
         "--engine",
-        type=click.Choice(ENGINE_NAMES),
+        type=Choice(ENGINE_NAMES),
         default=DEFAULT_ENGINE,
         show_default=True,
         help="adaptive: the default, columnar where the pattern allows, else eager, the chain or"
@@ -132,7 +147,7 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         " post-processing: chain, checking negations as early as possible or after a match;"
         " eager: the classic NFA, every partial match on arrival; columnar: the lazy plan"
         " set-at-a-time, files and pipes step by step (Kleene patterns run the tree, but one"
-        " run per start under skip_till_next_match)"
+        " run per start under skip_till_next_match and bounded closures B{l,m})"
         " (see the README's table).",
     )(command)
 

@@ -11,6 +11,7 @@ import click
 
 from cepcli.cli.console import Stderr, out, progress, warn_line
 from cepcli.cli.options import (
+    Choice,
     Command,
     bad_row_option,
     engine_options,
@@ -32,7 +33,7 @@ from cepcli.signals import exit_code
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "jsonl", "csv", "parquet"]),
+    type=Choice(["table", "jsonl", "csv", "parquet"]),
     default=None,
     help="How matches are written [default: table; on a stream, jsonl; with --spark --output DIR,"
     " jsonl]; parquet: one file in the typed result schema, written at the end (with --output FILE or"

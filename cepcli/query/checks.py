@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cepcli.errors import QueryError, Span, flag
+from cepcli.errors import QueryError, Span, did_you_mean, flag
 from cepcli.events import Kind, Schema
 from cepcli.query import ast as a
 from cepcli.query.limits import ordinal
@@ -78,7 +78,8 @@ def _check_reference(node: a.Attr | a.Agg, elements: dict[str, a.Prim | a.Kleene
     element = elements.get(node.var)
     if element is None:
         known = ", ".join(elements)
-        raise QueryError(f"unknown variable {node.var!r} (the pattern declares {known})", node.span)
+        hint = did_you_mean(node.var, elements)
+        raise QueryError(f"unknown variable {node.var!r} ({hint}the pattern declares {known})", node.span)
     kleene = isinstance(element, a.Kleene)
     if isinstance(node, a.Agg):
         if not kleene:
@@ -111,7 +112,8 @@ def check_schema(query: a.Query, schema: Schema) -> None:
         for column, span in _columns_of(node):
             if column not in schema.columns:
                 raise QueryError(
-                    f"the input has no column {column!r} (columns: {', '.join(schema.columns)})",
+                    f"the input has no column {column!r}"
+                    f" ({did_you_mean(column, schema.columns)}columns: {', '.join(schema.columns)})",
                     span,
                 )
             if schema.kind(column) is Kind.OTHER:
