@@ -173,6 +173,11 @@ class Delivery:
                 live.matches = self.writer.written
             live.extra["interrupted"] = True
             raise
+        except BrokenPipeError:  # the output's reader left (| head -1): the matches it was handed
+            if self.writer is not None:
+                live.matches = self.writer.written
+            live.extra["output_closed"] = True
+            raise
         except OutputError as failed:
             if failed.path == self.name:
                 self.last.cut()  # a regular file ends at its last complete match (a pipe cannot be cut)

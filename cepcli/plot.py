@@ -13,7 +13,8 @@ def require_matplotlib() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(
-            "--plot needs matplotlib: pip install 'cepcli[plot]' (or pip install matplotlib)"
+            "--plot needs matplotlib: pip install 'cepcli[plot]' (from a clone: pip install -e '.[plot]';"
+            " or pip install matplotlib)"
         ) from None
 
 

@@ -136,6 +136,10 @@ def stats_panel(stats: Stats) -> Panel:
         ("peak instances", f"{stats.peak_instances:,}"),
         ("peak buffered events", f"{stats.peak_buffered_events:,}"),
         ("predicate evaluations", f"{stats.predicate_evaluations:,}"),
+        (
+            "prefilter evaluations",
+            f"{stats.prefilter_evaluations:,}",
+        ),  # (the rows' single-variable conditions)
         ("memory operations", f"{stats.memory_operations:,}"),
         ("peak RSS", f"{stats.peak_rss_mb:,.1f} MB"),
     ]

@@ -65,7 +65,8 @@ def input_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "schema_text",
             default=None,
             metavar="COL:KIND,...",
-            help="Column kinds (int, float, bool, time, str) instead of those read from the first rows.",
+            help="Column kinds (int, float, decimal, bool, time, str) instead of those read from the"
+            " first rows.",
         ),
         click.option("--no-header", is_flag=True, help="The input has no header row (use --columns)."),
         click.option("--columns", default=None, help="Column names of a headerless input: c1,c2,..."),

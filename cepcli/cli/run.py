@@ -213,6 +213,10 @@ def run_command(
         if not quiet:
             err.panel(live)
         click.get_current_context().exit(exit_code(stop))
+    except BrokenPipeError:  # the reader of the output left (| head -1): exit 0, stats as they were
+        if stats_json:
+            write_json(stats_json, live.as_dict())
+        raise
     except Exception:
         if to_file and fmt == "parquet" and output is not None:  # a Parquet file is whole or absent
             close_quietly(stream)
