@@ -620,7 +620,8 @@ def _edge_text(e: EdgeView) -> str:
 
 
 def to_dot(explanation: Explanation) -> str:
-    """A Graphviz digraph in the style of the paper's figures."""
+    """A Graphviz digraph in the style of the paper's figures: each edge labelled with its
+    action, its event and, on a line below, its condition."""
     lines = [
         "digraph cepcli {",
         "  rankdir=LR;",
@@ -643,8 +644,10 @@ def to_dot(explanation: Explanation) -> str:
         for e in automaton.edges:
             source = e.source if e.source in shared else f"{n}_{e.source}"
             target = e.target if e.target in shared else f"{n}_{e.target}"
-            label = f"{e.action} {', '.join(e.events)}".strip()
-            lines.append(f'  "{source}" -> "{target}" [label="{_escape(label)}"];')
+            label = _escape(f"{e.action} {', '.join(e.events)}".strip())
+            if e.condition:  # the edge's condition under its event, as the paper's figures have it
+                label += "\\n" + _escape(e.condition)
+            lines.append(f'  "{source}" -> "{target}" [label="{label}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
