@@ -684,8 +684,8 @@ class _Run:
             elements.append(last_now)
             self._made_rows(len(active))
             self.stats.deleted(len(active))
-        row, order = np.concatenate(rows), None
-        order = np.lexsort((np.concatenate(steps), row))
+        row = np.concatenate(rows)
+        order = np.lexsort((np.concatenate(steps), row))  # each run's elements in turn
         lengths = np.bincount(row, minlength=len(table))
         runs = Runs(
             np.concatenate(([0], np.cumsum(lengths))).astype(np.int64), np.concatenate(elements)[order]
