@@ -211,11 +211,12 @@ def test_follow_is_for_a_plain_file(tmp_path: Path, args: list[str], said: str) 
 
 @pytest.mark.parametrize("form", ["csv", "jsonl"])
 def test_a_pipe_s_pieces_reach_pyarrow_as_arrow_buffers(monkeypatch: pytest.MonkeyPatch, form: str) -> None:
-    """Every piece of a pipe is handed to pyarrow as an Arrow buffer, never as a Python
-    file. pyarrow reads a Python file on its I/O thread and now and then drops its last
-    reference there after the read has returned; when that happened as the process exited,
-    a run whose matches were all written aborted ("terminate called without an active
-    exception", exit -6, seen in CI on a CSV pipe fed in 13-byte pieces)."""
+    """Every piece of a pipe is handed to pyarrow in memory Arrow owns: never a Python file,
+    nor a buffer over Python bytes (immutable: ``pa.py_buffer``'s). pyarrow's I/O thread lets
+    go of those after a read, now and then after the read has returned; when that happened
+    as the process exited, a run whose matches were all written aborted ("terminate called
+    without an active exception", exit -6, seen in CI on a CSV pipe fed in 13-byte pieces:
+    first with a Python file, then with a buffer over the piece's bytes)."""
     import threading
 
     import pyarrow as pa
@@ -227,6 +228,9 @@ def test_a_pipe_s_pieces_reach_pyarrow_as_arrow_buffers(monkeypatch: pytest.Monk
     from cepcli.sources.options import InputOptions
 
     given: list[type] = []
+    buffers: list[object] = []
+    real_reader = pa.BufferReader
+    monkeypatch.setattr(pa, "BufferReader", lambda data: buffers.append(data) or real_reader(data))
     for module, name in ((pacsv, "open_csv"), (pajson, "read_json")):
         real = getattr(module, name)
         monkeypatch.setattr(
@@ -256,6 +260,8 @@ def test_a_pipe_s_pieces_reach_pyarrow_as_arrow_buffers(monkeypatch: pytest.Monk
     assert read == 12
     assert len(given) >= 6, "the pipe was read in pieces"
     assert all(issubclass(t, pa.NativeFile) for t in given), sorted({t.__name__ for t in given})
+    assert len(buffers) == len(given)
+    assert all(isinstance(b, pa.Buffer) and b.is_mutable for b in buffers), {type(b) for b in buffers}
 
 
 @pytest.mark.parametrize("form", ["csv", "jsonl"])

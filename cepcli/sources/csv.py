@@ -7,10 +7,10 @@ reader (``open_csv``); a pipe chunk by chunk, each chunk read whole on its own, 
 the streaming reader looks one block ahead, which from a pipe would hold every row until
 the next one arrives. (Not with ``read_csv``: pyarrow's handling of Ctrl-C around it
 lets a signal go now and then, and a run would go on after it.) A chunk is handed to
-pyarrow as an Arrow buffer, not a Python file: pyarrow's I/O thread reads a Python file,
-and now and then drops the last reference to it after the read has returned; if the
-process is exiting then, taking the GIL there aborts it ("terminate called without an
-active exception"). The same holds for JSON lines' blocks (``sources.jsonl``). Every column is read as
+pyarrow in memory Arrow owns (``raw.arrow_owned``), neither a Python file nor a buffer over
+Python bytes: pyarrow's I/O thread lets go of those after a read, now and then after the
+read has returned, and taking the GIL there as the process exits aborts it ("terminate
+called without an active exception"). So are JSON lines' blocks (``sources.jsonl``). Every column is read as
 text (an empty cell as missing) and typed afterwards (``sources.typed``), so that null
 markers, column kinds and bad values are ours to decide and name. In front of it,
 ``records.RecordStream`` hands on whole records as soon as they are complete and replaces
@@ -34,7 +34,7 @@ from cepcli.arrays import arrow
 from cepcli.errors import InputError, flag
 from cepcli.sources.batches import RawBatch, RowIds
 from cepcli.sources.options import InputOptions, check_width
-from cepcli.sources.raw import RawInput
+from cepcli.sources.raw import RawInput, arrow_owned
 from cepcli.sources.records import MARKER, RecordStream
 
 
@@ -137,7 +137,7 @@ class CsvReader:
             while chunk := self.records.records():
                 self.offset, self.set_apart = 1 - records, 0  # pyarrow numbers a chunk's rows from 1
                 table = pacsv.open_csv(  # (not read_csv: its Ctrl-C handling loses a signal now and then)
-                    pa.BufferReader(chunk),  # (not a Python file: see sources.csv)
+                    pa.BufferReader(arrow_owned(chunk)),  # (no Python object: see raw.arrow_owned)
                     read_options=pacsv.ReadOptions(
                         use_threads=False, block_size=limit, column_names=list(self.columns)
                     ),

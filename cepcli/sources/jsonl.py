@@ -38,7 +38,7 @@ from cepcli.events import Kind
 from cepcli.sources.batches import RawBatch, plain
 from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions
-from cepcli.sources.raw import RawInput, descriptor, gathered
+from cepcli.sources.raw import RawInput, arrow_owned, descriptor, gathered
 
 READ_BYTES = 4 << 20
 
@@ -180,7 +180,7 @@ class JsonlReader:
                 return
             try:
                 table = pajson.read_json(
-                    pa.BufferReader(block),  # (not a Python file: see sources.csv)
+                    pa.BufferReader(arrow_owned(block)),  # (no Python object: see raw.arrow_owned)
                     read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
                     parse_options=pajson.ParseOptions(
                         explicit_schema=self.parse_schema, unexpected_field_behavior="infer"

@@ -231,6 +231,17 @@ class RawInput:
             self.raw.close()
 
 
+def arrow_owned(data: bytes) -> pa.Buffer:
+    """``data`` copied into memory Arrow owns, for pyarrow's readers: a buffer over a Python
+    ``bytes`` keeps that object, and pyarrow's I/O thread, letting go of it after a read,
+    takes the GIL; if the process is exiting then, the thread is ended inside Arrow's C++
+    and the process aborts ("terminate called without an active exception"). Arrow's own
+    memory is freed without Python."""
+    sink = pa.BufferOutputStream()
+    sink.write(data)
+    return sink.getvalue()
+
+
 def descriptor(raw: IO[bytes]) -> int | None:
     """The descriptor to wait on for more of ``raw`` (a pipe), if it has one (not a
     decompressor's stream)."""
