@@ -17,7 +17,6 @@ or over ``b[..i-1]``, a negation whose conditions read ``b``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from dataclasses import fields as dataclass_fields
 
 from cepcli.plan.pattern import Branch, Condition, Pattern, Role, Variable
 from cepcli.query import ast as a
@@ -86,7 +85,7 @@ def _length(branch: Branch, b: Variable, k: int) -> Branch:
         each = cond.iterates == b.name
         for j in range(first, k + 1) if each else [k]:
             expr = _written(cond.expr, b.name, j, k)
-            read = frozenset(n for n in _names(expr))
+            read = a.variables_of(expr)
             conditions.append(Condition(expr, read, prefilter=cond.prefilter and each, join=None))
     plain = [Variable(n, b.type, Role.POSITIVE, b.bit, span=b.span) for n in names]
     variables: list[Variable] = []
@@ -97,27 +96,16 @@ def _length(branch: Branch, b: Variable, k: int) -> Branch:
 
 def _written(expr: a.Expr, b: str, j: int, k: int) -> a.Expr:
     """``expr`` of element ``j`` of ``k`` (``b[i]`` is ``b#j``, ``b[i-1]`` is ``b#(j-1)``)."""
-    match expr:
-        case a.Attr(var, attr, index, span) if var == b:
-            at = {a.Index.EACH: j, a.Index.PREV: j - 1, a.Index.FIRST: 1, a.Index.LAST: k}[index]
-            return a.Attr(element(b, at), attr, a.Index.PLAIN, span)
-        case a.Agg(func, var, None, a.Scope.ALL, span) if var == b and func == "count":
-            return a.Num(k, span)
-        case a.Agg(_, var) if var == b:
-            raise _Unsupported
-    changes: dict[str, object] = {}
-    for f in dataclass_fields(expr):
-        value = getattr(expr, f.name)
-        if isinstance(value, a.Abs | a.Minus | a.Arith | a.Compare | a.BoolOp | a.Not | a.Attr | a.Agg):
-            changes[f.name] = _written(value, b, j, k)
-        elif isinstance(value, tuple) and value and not isinstance(value[0], str):
-            changes[f.name] = tuple(_written(item, b, j, k) for item in value)
-    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
 
+    def leaf(node: a.Attr | a.Agg) -> a.Expr | None:
+        match node:
+            case a.Attr(var, attr, index, span) if var == b:
+                at = {a.Index.EACH: j, a.Index.PREV: j - 1, a.Index.FIRST: 1, a.Index.LAST: k}[index]
+                return a.Attr(element(b, at), attr, a.Index.PLAIN, span)
+            case a.Agg(func, var, None, a.Scope.ALL, span) if var == b and func == "count":
+                return a.Num(k, span)
+            case a.Agg(_, var) if var == b:
+                raise _Unsupported
+        return None
 
-def _names(expr: a.Expr) -> set[str]:
-    out: set[str] = set()
-    for node in a.iter_expr(expr):
-        if isinstance(node, a.Attr | a.Agg):
-            out.add(node.var)
-    return out
+    return a.transformed(expr, leaf)

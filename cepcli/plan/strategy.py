@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 
 from cepcli.errors import QueryError, Span
@@ -212,23 +211,19 @@ def _of_one(cond: Condition, v: Variable, n: str, first: bool, at: Span) -> a.Ex
 
 def _element(expr: a.Expr, b: str, n: str, first: bool) -> a.Expr:
     """``expr`` with ``b``'s element as ``n`` (see ``_of_one``)."""
-    match expr:
-        case a.Attr(var, attr, index, span) if var == b:
-            if index is a.Index.EACH or (first and index is a.Index.FIRST):
-                return a.Attr(n, attr, a.Index.PLAIN, span)
-            if index is a.Index.PREV:
-                return a.Attr(b, attr, a.Index.LAST, span)
-            return expr
-        case a.Agg(func, var, attr, a.Scope.PREFIX, span) if var == b:
-            return a.Agg(func, b, attr, a.Scope.ALL, span)
-    changes: dict[str, object] = {}
-    for f in dataclass_fields(expr):
-        value = getattr(expr, f.name)
-        if isinstance(value, a.Abs | a.Minus | a.Arith | a.Compare | a.BoolOp | a.Not | a.Attr | a.Agg):
-            changes[f.name] = _element(value, b, n, first)
-        elif isinstance(value, tuple) and value and not isinstance(value[0], str):
-            changes[f.name] = tuple(_element(item, b, n, first) for item in value)
-    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
+
+    def leaf(node: a.Attr | a.Agg) -> a.Expr | None:
+        match node:
+            case a.Attr(var, attr, index, span) if var == b:
+                if index is a.Index.EACH or (first and index is a.Index.FIRST):
+                    return a.Attr(n, attr, a.Index.PLAIN, span)
+                if index is a.Index.PREV:
+                    return a.Attr(b, attr, a.Index.LAST, span)
+            case a.Agg(func, var, attr, a.Scope.PREFIX, span) if var == b:
+                return a.Agg(func, b, attr, a.Scope.ALL, span)
+        return None
+
+    return a.transformed(expr, leaf)
 
 
 def _in_order(branch: Branch, strategy: str, at: Span) -> list[Variable]:

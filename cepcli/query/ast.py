@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
@@ -336,6 +337,22 @@ def renamed(expr: Expr, names: dict[str, str]) -> Expr:
             changes[f.name] = renamed(value, names)
         elif isinstance(value, tuple) and value and isinstance(value[0], _EXPRS):
             changes[f.name] = tuple(renamed(item, names) for item in value)
+    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
+
+
+def transformed(expr: Expr, leaf: Callable[[Attr | Agg], Expr | None]) -> Expr:
+    """``expr`` with each reference (``Attr``, ``Agg``) for which ``leaf`` gives a node
+    replaced by that node; the other references, and every span, kept."""
+    if isinstance(expr, Attr | Agg):
+        new = leaf(expr)
+        return expr if new is None else new
+    changes: dict[str, object] = {}
+    for f in fields(expr):
+        value = getattr(expr, f.name)
+        if isinstance(value, _EXPRS):
+            changes[f.name] = transformed(value, leaf)
+        elif isinstance(value, tuple) and value and isinstance(value[0], _EXPRS):
+            changes[f.name] = tuple(transformed(item, leaf) for item in value)
     return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
 
 

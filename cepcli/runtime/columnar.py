@@ -49,7 +49,7 @@ with the other engines' error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -611,8 +611,7 @@ class _Run:
         chosen = self._search(branch, table, n, conditions, lo, hi, start, stop)
         mine = self._candidates(branch, var, start, stop)  # (the newest: from the new rows on)
         found = np.flatnonzero(chosen >= 0)
-        slot = np.minimum(np.searchsorted(mine, chosen[found]), max(len(mine) - 1, 0))
-        found = found[mine[slot] == chosen[found]] if len(mine) else found[:0]
+        found = found[_among(mine, chosen[found])]
         self.stats.deleted(len(table))
         picked = chosen[found]
         times = self.data.ts[picked]
@@ -637,16 +636,11 @@ class _Run:
         ts = self.data.ts
         mine = self.candidates[b]
         mine = mine[(mine >= start) & (mine < stop)]
-
-        def of_b(found: np.ndarray) -> np.ndarray:
-            slot = np.minimum(np.searchsorted(mine, found), max(len(mine) - 1, 0))
-            return mine[slot] == found if len(mine) else np.zeros(len(found), dtype=bool)
-
         lo, hi = self._interval(branch, table, set(table.positions), b, start, stop)
         firsts = [c for c in branch.conditions if c.negated == n1 and not c.prefilter]
         chosen = self._search(branch, table, n1, firsts, lo, hi, start, stop)
         found = np.flatnonzero(chosen >= 0)
-        found = found[of_b(chosen[found])]
+        found = found[_among(mine, chosen[found])]
         self.stats.deleted(len(table))
         table = table.take(found)
         first = chosen[found]
@@ -675,7 +669,7 @@ class _Run:
             hi = np.minimum(np.searchsorted(ts, latest, "right"), stop)
             following = self._search(branch, sofar, n2, nexts, last[active] + 1, hi, start, stop)
             got = np.flatnonzero(following >= 0)
-            ok = of_b(following[got])
+            ok = _among(mine, following[got])
             dead[active[got[~ok]]] = True  # (it lies between the run's last and any later element)
             active, last_now = active[got[ok]], following[got[ok]]
             last[active] = last_now
@@ -964,20 +958,25 @@ class _Run:
         self.instances.made(count)
 
 
+def _among(sorted_positions: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Which of ``positions`` are in ``sorted_positions`` (a variable's candidates)."""
+    if not len(sorted_positions):
+        return np.zeros(len(positions), dtype=bool)
+    slot = np.minimum(np.searchsorted(sorted_positions, positions), len(sorted_positions) - 1)
+    found: np.ndarray = sorted_positions[slot] == positions
+    return found
+
+
 def _as_plain(expr: a.Expr, b: str) -> a.Expr:
     """``expr`` with ``b[last]`` (the run so far's last element, in a condition of a run's
     gaps) read as a plain variable ``b``: ``_Run._run`` binds ``b`` to that element."""
-    match expr:
-        case a.Attr(var, attr, a.Index.LAST, span) if var == b:
-            return a.Attr(var, attr, a.Index.PLAIN, span)
-    changes: dict[str, object] = {}
-    for f in fields(expr):
-        value = getattr(expr, f.name)
-        if isinstance(value, a.Abs | a.Minus | a.Arith | a.Compare | a.BoolOp | a.Not | a.Attr):
-            changes[f.name] = _as_plain(value, b)
-        elif isinstance(value, tuple) and value and not isinstance(value[0], str):
-            changes[f.name] = tuple(_as_plain(item, b) for item in value)
-    return replace(expr, **changes) if changes else expr  # type: ignore[arg-type]
+
+    def leaf(node: a.Attr | a.Agg) -> a.Expr | None:
+        if isinstance(node, a.Attr) and node.var == b and node.index is a.Index.LAST:
+            return replace(node, index=a.Index.PLAIN)
+        return None
+
+    return a.transformed(expr, leaf)
 
 
 def _needs(branch: Branch, x: str, n: str) -> set[str]:
