@@ -234,11 +234,10 @@ def _find(
     prepared = prepare(texts, base, given, has_data=path is None, named=not isinstance(query, str))
     source = None if path is not None else data
 
-    def again() -> Run:
-        return Run(prepared.queries, prepared.options, run, data=source, named=prepared.named)
+    def again(stats: Stats | None = None) -> Run:  # (a second run: counters of its own)
+        return Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
 
-    found = Run(prepared.queries, prepared.options, run, data=source, stats=stats, named=prepared.named)
-    return Matches(found, tuple(show) if show is not None else None, _rerun(prepared.options, again))
+    return Matches(again(stats), tuple(show) if show is not None else None, _rerun(prepared.options, again))
 
 
 def _rerun(options: InputOptions, again: Callable[[], Run]) -> Callable[[], Run] | str:

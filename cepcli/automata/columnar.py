@@ -1,10 +1,12 @@
 """The columnar engine's reach (``cepcli.runtime.columnar`` runs it): the patterns it
 evaluates, set-at-a-time over a bounded input or step by step. A Kleene variable's subsets
-are generated one at a time by the other engines; the columnar engine takes one shape of
-them, where each start has one run: a SEQ ending in ``b+`` under skip-till-next-match
+are generated one at a time by the other engines; the columnar engine takes two shapes of
+them: one run per start, a SEQ ending in ``b+`` under skip-till-next-match
 (``Branch.next_run``: the run's next element is the first event that could follow it),
 whose conditions read ``b`` only element by element (``b[i]``, ``b[i-1]``, ``b[1]``),
-with no negation but the strategy's. Other Kleene patterns run on the other engines."""
+with no negation but the strategy's; and a bounded closure ``B{l,m} b[]``, joined as its
+lengths (``plan.closures``; the default engine leaves those to the tree: ``in_adaptive``).
+Other Kleene patterns run on the other engines."""
 
 from __future__ import annotations
 

@@ -465,8 +465,8 @@ class Source:
         when the rows to come would wait for the writer (its matches out as soon as its rows
         are in; with ``waits``, also when time has moved on), or ``STEP_SECONDS`` after the
         last step, so a fast writer's rows make large steps and a slow one's are evaluated
-        at once; when the new rows are at least
-        ``STEP_ROWS`` and as many as the tail's; and at the end (every match left decided;
+        at once; when the new rows are at least ``STEP_ROWS`` and as many as the tail's; and
+        at the end (every match left decided;
         ``Columns.until`` the time reached where an error ended the input, raised after that
         step). Memory: the tail, the delay's rows and one step's rows, not the input's."""
         schema = self.schema()
