@@ -111,51 +111,20 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-F3M = ROOT.parent / "shared" / "data" / "flights-3m.parquet"
-SCRATCH = Path(tempfile.gettempdir()) / "cepcli-bench"
 FLINK_SCRATCH = Path(tempfile.gettempdir()) / "flink-bench"
 VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 CEPCLI_OPTIONS = ["--type-col", "origin", "--time-col", "date"]
 PR_SET_CHILD_SUBREAPER = 36
+sys.path.insert(0, str(BENCH))
+from arrow_input import F3M, SCRATCH  # noqa: E402
+from columnar_peers import _git  # noqa: E402
+from strategies import QUERIES as STRATEGY_QUERIES  # noqa: E402
+from strategies import Query, load  # noqa: E402
+from strategies import in_child as in_strategies_child  # noqa: E402
 
-
-@dataclass(frozen=True)
-class Query:
-    """A query of ``strategies.py``: its SASE+ text, its types in order, whether contiguity is
-    per destination, its window in minutes, and the count cepcli found before."""
-
-    sase: str
-    types: tuple[str, ...]
-    partition: bool
-    minutes: int
-    expected: int
-
-
-QUERIES: dict[str, Query] = {
-    "strict2": Query(
-        "PATTERN SEQ(ORD a, DFW b) WHERE strict_contiguity { b.delay > a.delay } WITHIN 20 minutes",
-        ("ORD", "DFW"),
-        False,
-        20,
-        3_977,
-    ),
-    "strict3": Query(
-        "PATTERN SEQ(ORD a, DFW b, ATL c) WHERE strict_contiguity"
-        " { b.delay > a.delay AND c.delay > b.delay } WITHIN 20 minutes",
-        ("ORD", "DFW", "ATL"),
-        False,
-        20,
-        53,
-    ),
-    "partition3": Query(
-        "PATTERN SEQ(ORD a, DFW b, ATL c) WHERE partition_contiguity"
-        " { [destination] AND b.delay > a.delay AND c.delay > b.delay } WITHIN 1 hour",
-        ("ORD", "DFW", "ATL"),
-        True,
-        60,
-        52,
-    ),
-}
+# the contiguity queries of ``strategies.py`` (MATCH_RECOGNIZE's own strategy; its next-match
+# queries have no MATCH_RECOGNIZE form that gives cepcli's matches)
+QUERIES = {name: query for name, query in STRATEGY_QUERIES.items() if not query.next_match}
 
 VARIABLES = ("A", "B", "C")
 
@@ -236,16 +205,6 @@ def in_child(call: str) -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def write_csv(data: str, path: str) -> None:
-    """``data`` (Parquet) as CSV at ``path`` (pyarrow's writer: quoted text, ISO times)."""
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
-    partial = Path(path).with_suffix(".csv.partial")
-    pacsv.write_csv(pq.read_table(data), partial)
-    partial.rename(path)
-
-
 def write_numbered(csv: str, path: str) -> None:
     """``csv``'s rows at ``path`` with no header and their 0-based number first (``r``), the
     other fields as they are (read as text and integers, so written back unchanged); then
@@ -274,7 +233,7 @@ def inputs(csv: Path, data: Path, scratch: Path) -> tuple[Path, Path]:
     """The CSV (written from ``data`` if missing) and Flink's numbered copy of it."""
     if not csv.exists():
         csv.parent.mkdir(parents=True, exist_ok=True)
-        in_child(f"write_csv({str(data)!r}, {str(csv)!r})")
+        in_strategies_child(f"write_csv({str(data)!r}, {str(csv)!r})")
     copy = scratch / f"{csv.stem}-r.csv"
     if not copy.exists() or copy.stat().st_mtime < csv.stat().st_mtime:
         in_child(f"write_numbered({str(csv)!r}, {str(copy)!r})")
@@ -447,27 +406,6 @@ def versions(flink_python: str) -> str:
     return f"PyFlink {flink}, Java {java.splitlines()[0].split()[2].strip(chr(34))}"
 
 
-def git_label() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "--no-optional-locks", "status", "--porcelain", "--", "cepcli"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "no git"
-    return f"{head}{' + uncommitted cepcli/' if dirty else ''}"
-
-
-def load() -> str:
-    return "/".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--flink-python", default="/work/flink-venv/bin/python", help="PyFlink's venv")
@@ -492,7 +430,7 @@ def main() -> None:
     now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     print(
         f"# {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},"
-        f" {platform.system()}; {versions(args.flink_python)}; {now}; {git_label()};"
+        f" {platform.system()}; {versions(args.flink_python)}; {now}; {_git()};"
         f" median of {args.repeat}, interleaved"
     )
     print(f"input: {csv}; Flink's copy (numbered, no header): {copy}")
