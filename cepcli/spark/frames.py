@@ -88,6 +88,7 @@ def find(
     partitions: int | None = None,
     show: Sequence[str] | None = None,
     order_col: str | None = None,
+    max_delay: str | None = None,
     **unknown: object,
 ) -> Any:
     """The matches of ``query`` (SASE+ text) over the PySpark DataFrame ``df``, as a lazy
@@ -112,6 +113,10 @@ def find(
         on_bad_row, max_instances, partitions, show, order_col,
     )  # fmt: skip
     with as_python():  # (the local reader's messages name the flags; said here as find's keywords)
+        if getattr(df, "isStreaming", False):
+            from cepcli.spark.streams import find_stream
+
+            return find_stream(arguments, max_delay)
         return _find(arguments)
 
 
@@ -256,7 +261,14 @@ def _sample(
     """The kinds, the time reading, the engine's order and the types the columns travel in,
     from the DataFrame's first rows read locally (as ``cepcli.spark.plan.sample`` reads a file's)."""
     context.setJobDescription(f"cepcli: sample the first {SAMPLE_ROWS:,} rows")
-    sample = frame.limit(SAMPLE_ROWS).toArrow()
+    return sample_of(compiled, options, run, frame.limit(SAMPLE_ROWS).toArrow())
+
+
+def sample_of(
+    compiled: Compiled, options: InputOptions, run: RunOptions, sample: pa.Table
+) -> tuple[Reading, tuple[str, ...]]:
+    """``_sample``'s reading of the rows of ``sample`` (a stream's: one row of its types,
+    every kind given, ``cepcli.spark.streams``)."""
     job = Run({compiled.path: compiled}, options, run, data=sample, stats=Stats())
     try:
         schema = job.schema

@@ -1,0 +1,305 @@
+"""``cepcli.spark.find`` over a streaming DataFrame: a streaming DataFrame of matches, in
+the batch call's result schema, in append mode (docs/spark.md, "Structured Streaming").
+
+The plan, each stage a Spark operator:
+
+1. **Reading** (``mapInArrow``, each micro-batch partition): the rows read and typed by the
+   local reader (``cepcli.spark.reading.read_table``), with the kinds the stream's Spark
+   types give (or ``schema=``; a time column of text is ISO-8601 unless ``time_unit`` says
+   numbers); the rows no variable can use dropped there. A bad row stops the query
+   (``on_bad_row="fail"``, the local message) or is counted (``skip``). The rows a group
+   gets travel as one Arrow IPC value per group and partition, exact (Spark's pandas
+   conversion would make an integer with nulls a float), with their latest time.
+2. **The watermark** (``withWatermark``) on that time, less ``max_delay``; the column is
+   then dropped, so that Spark does not drop late rows unseen: the groups judge them
+   (``cepcli.spark.stream_group``: counted, or the query stopped).
+3. **The groups** (``groupBy(...).transformWithStateInPandas``, event time): an ``[attr]``
+   pattern by its key (as the batch shards group it), any other as one group, as Flink CEP
+   keys a stream or runs it on one task. Each group is the incremental columnar evaluation
+   (``stream_group.advance``), its tail in a value state, its timers on event time.
+4. **Out** (``observe``, ``mapInArrow``): the counts of each micro-batch as the query's
+   observed metrics ``cepcli`` (rows read, bad rows, late rows, matches), and the matches
+   in the result schema (decimals cast to Spark's of the scale the input's type gives, 18
+   for a column of text).
+
+Exactly once is Spark's: the file source and the file sink keep their logs in the
+checkpoint, the state store its versions; a micro-batch replayed after a failure reads the
+same files and gives the same matches (rows are numbered in the order Spark read them:
+partition, then position).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from cepcli.errors import InputError, UsageError
+from cepcli.prepare import RunOptions, compile_text
+from cepcli.results import decimal_columns, shipped_schema
+from cepcli.sources.kinds import kind_of_type
+from cepcli.spark.evaluate import keyed
+from cepcli.spark.reading import TS, Reading, read_table
+from cepcli.spark.stream_group import NAME, STATE_SCHEMA, GroupState, StreamJob, advance, chunks, from_ipc, ipc
+
+if TYPE_CHECKING:
+    from cepcli.spark.frames import Arguments
+
+__all__ = ["find_stream", "METRICS"]
+
+METRICS = "cepcli"  # the observed metrics' name (``query.lastProgress["observedMetrics"]``)
+INPUT_METRICS = "cepcli_input"
+_GROUP, _KIND, _WM, _N, _ROWS = "__cepcli_group", "__cepcli_kind", "__cepcli_wm", "__cepcli_n", "__cepcli_rows"
+TEXT_SCALE = 18  # the scale of a decimal column of text in a stream's result (no sample to find it)
+
+
+def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
+    """The streaming DataFrame of ``arguments.query``'s matches over ``arguments.df`` (a
+    streaming DataFrame). See the module."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from cepcli.spark.deliver import decimals
+    from cepcli.spark.frames import _count, _prepared, _shown
+    from cepcli.spark.scan import spark_schema
+    from cepcli.spark.ship import ship
+
+    if arguments.order_col is not None:
+        raise UsageError("order_col= orders a batch DataFrame: a stream's rows are taken in the order they come")
+    if arguments.partitions is not None:
+        raise UsageError(
+            "partitions= cuts a batch DataFrame into time shards: a stream is grouped by its [attr] key"
+            " (spark.sql.shuffle.partitions spreads the groups)"
+        )
+    df = arguments.df
+    spark_types = _arrow_types(df)
+    kinds = _stream_kinds(arguments, spark_types)
+    compiled, options = _prepared(replace(arguments, schema=kinds))
+    options = replace(options, max_delay=max_delay)
+    delay = options.delay or 0
+    shown = _shown(arguments.show)
+    run = RunOptions(arguments.engine, max_instances=_count(arguments.max_instances, "max_instances"))
+    reading = _reading(compiled, options, run, spark_types)
+    pattern = compiled.pattern
+    _streamable(pattern, arguments.engine)
+    unknown = [c for c in shown or () if c not in reading.schema.columns]
+    if unknown:
+        raise UsageError(f"show= names no column {unknown[0]!r} (columns: {', '.join(reading.schema.columns)})")
+    keys = tuple(pattern.branches[0].equiv) if keyed(pattern) else ()
+    typed = shipped_schema(reading.schema, pattern, shown)
+    decimal = set(decimal_columns(reading.schema))
+    scales = {
+        f"{v.name}.{c}": _scale(spark_types.field(c).type) for v in pattern.variables for c in decimal
+    }
+    job = StreamJob(reading, delay, options.on_bad_row == "fail", shown, typed, scales, run.max_instances)
+    ship(df.sparkSession.sparkContext)
+
+    key_fields = [pa.field(k, reading_type(reading, k)) for k in keys] or [pa.field(_GROUP, pa.int64())]
+    carried = pa.schema(
+        [
+            *key_fields,
+            pa.field(_KIND, pa.string()),
+            pa.field(_WM, pa.timestamp("us", tz="UTC")),
+            pa.field(_N, pa.int64()),
+            pa.field(_ROWS, pa.binary()),
+        ]
+    )
+    read = df.mapInArrow(_reader(job, keys, carried), from_arrow_schema(carried, prefer_timestamp_ntz=False))
+    read = read.observe(
+        INPUT_METRICS,
+        F.coalesce(F.sum(F.when(F.col(_KIND) == "read", F.col(_N))), F.lit(0)).alias("rows"),
+        F.coalesce(F.sum(F.when(F.col(_KIND) == "bad", F.col(_N))), F.lit(0)).alias("bad_rows"),
+    )
+    rows = read.filter(F.col(_KIND) == "rows").drop(_KIND, _N)
+    watched = rows.withWatermark(_WM, f"{math.ceil(delay / 1_000_000)} milliseconds").drop(_WM)
+    grouped = watched.groupBy(*[F.col(f.name) for f in key_fields])
+    out = grouped.transformWithStateInPandas(
+        statefulProcessor=_processor(job),
+        outputStructType="kind string, n long, payload binary",
+        outputMode="Append",
+        timeMode="EventTime",
+    )
+    out = out.observe(
+        METRICS,
+        F.coalesce(F.sum(F.when(F.col("kind") == "match", F.col("n"))), F.lit(0)).alias("matches"),
+        F.coalesce(F.sum(F.when(F.col("kind") == "late", F.col("n"))), F.lit(0)).alias("late_rows"),
+    )
+    matches = out.filter(F.col("kind") == "match").mapInArrow(_decoded, spark_schema(typed))
+    return matches.select(*[decimals(f, decimal, scales) for f in typed])
+
+
+def _arrow_types(df: Any) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema)
+
+
+def reading_type(reading: Reading, column: str) -> pa.DataType:
+    from cepcli.spark.reading import arrow_schema
+
+    return arrow_schema(reading).field(column).type
+
+
+def _stream_kinds(arguments: Arguments, types: pa.Schema) -> dict[str, str]:
+    """Every column's kind: ``schema=`` where it says, else the Spark type's (a column of
+    text is text: a stream has no sample to read numbers in it); a time column of text is
+    ISO-8601 unless ``time_unit`` or ``time_format`` is given (numbers in text, or a format)."""
+    given = dict(arguments.schema or {})
+    kinds: dict[str, str] = {}
+    for f in types:
+        if f.name in given:
+            kinds[f.name] = str(given[f.name])
+        elif f.name == arguments.time_col:
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+                if arguments.time_unit is not None:
+                    kinds[f.name] = "decimal"
+                elif arguments.time_format is None:
+                    kinds[f.name] = "time"
+            elif not (pa.types.is_timestamp(f.type) or pa.types.is_date(f.type)):
+                kinds[f.name] = kind_of_type(f.type).value
+        else:
+            kinds[f.name] = kind_of_type(f.type).value
+    return kinds
+
+
+def _reading(compiled: Any, options: Any, run: RunOptions, types: pa.Schema) -> Reading:
+    """How the executors read the stream's rows: ``cepcli.spark.frames._sample``'s reading
+    of a table of the stream's types, of one row of nulls (the kinds are all given: the row
+    only carries the types)."""
+    from cepcli.spark.frames import sample_of
+
+    sample = pa.table({f.name: pa.nulls(1, f.type) for f in types})
+    reading, _ = sample_of(compiled, options, run, sample)
+    return replace(reading, sample="the stream's types")
+
+
+def _scale(type_: pa.DataType) -> int:
+    return int(type_.scale) if pa.types.is_decimal(type_) else TEXT_SCALE
+
+
+def _streamable(pattern: Any, engine: str) -> None:
+    """A stream runs the columnar engine, incrementally (the default engine's choice for
+    every pattern it can run): another engine, or a pattern it cannot run, one line."""
+    from cepcli.automata.columnar import evaluates
+
+    if engine not in ("adaptive", "columnar"):
+        raise UsageError(
+            f"engine={engine!r}: a stream runs the columnar engine, incrementally (engine='adaptive' or"
+            " 'columnar'); the per-event engines run on batch DataFrames"
+        )
+    if not evaluates(pattern):
+        raise UsageError(
+            "this pattern needs a per-event engine (an unbounded Kleene closure under any match, an OR with"
+            " a Kleene variable, or a Kleene aggregate): a stream runs the columnar engine; run it on"
+            " batches (cepcli.spark.find over a batch DataFrame)"
+        )
+
+
+def _reader(job: StreamJob, keys: tuple[str, ...], carried: pa.Schema) -> Any:
+    """The reading stage: each micro-batch partition's rows as its groups' values."""
+    from cepcli.spark.frames import parts
+
+    reading = job.reading
+    fail = reading.inputs.on_bad_row == "fail"
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        partition = task.partitionId() if task is not None else 0
+        batch_id = task.getLocalProperty("streaming.sql.batchId") if task is not None else None
+        compiled = compile_text(reading.query, "<query>", reading.inputs.unit)
+        first = partition << 40  # (arrival order: partition, then position)
+        for part in parts(batches, first):
+            relevant, said = read_table(reading, part, compiled)
+            where = f"micro-batch {batch_id}, partition {partition}"
+            if said["error"]:
+                message, row, _ = said["error"]
+                raise InputError(f"{message} ({where}{_row(row, first)})", None, NAME)
+            if fail and said["bad"]:
+                row, message = said["bad"]
+                raise InputError(f"{message} ({where}{_row(row, first)})", None, NAME)
+            counts = [("read", int(said["rows"])), ("bad", int(said["bad_rows"]))]
+            yield _carried(carried, keys, [(None, k, None, n, None) for k, n in counts])
+            out = []
+            for key, rows in chunks(relevant, keys):
+                latest = int(rows.column(TS).to_numpy().max())
+                out.append((key, "rows", latest // 1000, rows.num_rows, ipc(rows)))
+            if out:
+                yield _carried(carried, keys, out)
+
+    return read
+
+
+def _row(row: Any, first: int) -> str:
+    return "" if row is None else f", row {int(row) - first}"
+
+
+def _carried(schema: pa.Schema, keys: tuple[str, ...], rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    n = len(rows)
+    columns: list[pa.Array] = []
+    if keys:
+        for i, k in enumerate(keys):
+            columns.append(pa.array([None if r[0] is None else r[0][i] for r in rows], schema.field(k).type))
+    else:
+        columns.append(pa.array(np.zeros(n, dtype=np.int64)))
+    columns.append(pa.array([r[1] for r in rows], pa.string()))
+    columns.append(pa.array([r[2] for r in rows], pa.int64()).cast(pa.timestamp("us", tz="UTC")))
+    columns.append(pa.array([r[3] for r in rows], pa.int64()))
+    columns.append(pa.array([r[4] for r in rows], pa.binary()))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _decoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The matches' values (Arrow IPC) as rows of the result schema."""
+    for batch in batches:
+        for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
+            yield from from_ipc(payload).to_batches()
+
+
+def _processor(job: StreamJob) -> Any:
+    """The stateful processor of a group (``stream_group.advance`` on Spark's state and timers)."""
+    import pandas as pd
+    from pyspark.sql.streaming import StatefulProcessor
+
+    class Processor(StatefulProcessor):  # type: ignore[misc]
+        def init(self, handle: Any) -> None:
+            self.handle = handle
+            self.state = handle.getValueState("cepcli", STATE_SCHEMA)
+
+        def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+            tables = [from_ipc(value) for frame in rows for value in frame.iloc[:, -1]]  # (the rows, last)
+            new = pa.concat_tables(tables) if tables else None
+            yield from self._step(new, timerValues.getCurrentWatermarkInMs())
+
+        def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
+            yield from self._step(None, timerValues.getCurrentWatermarkInMs())
+
+        def _step(self, rows: pa.Table | None, watermark: int) -> Iterator[Any]:
+            held = self.state.get() if self.state.exists() else None
+            step = advance(job, GroupState.decode(held, job), rows, watermark)
+            if step.state is None:
+                self.state.clear()
+            else:
+                self.state.update(step.state.encode())
+            for timer in list(self.handle.listTimers()):
+                self.handle.deleteTimer(timer)
+            if step.timer is not None:
+                self.handle.registerTimer(step.timer)
+            kinds, counts, payloads = [], [], []
+            for kind, table in (("match", step.matches), ("late", step.late)):
+                if table is not None and table.num_rows:
+                    kinds.append(kind)
+                    counts.append(table.num_rows)
+                    payloads.append(ipc(table))
+            if kinds:
+                yield pd.DataFrame({"kind": kinds, "n": counts, "payload": payloads})
+
+        def close(self) -> None:
+            pass
+
+    return Processor()
