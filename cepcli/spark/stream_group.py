@@ -170,16 +170,21 @@ def advance(job: StreamJob, state: GroupState, rows: pa.Table | None, watermark_
     due = pc.less_equal(pending.column(TS), pa.scalar(now, pa.int64()))
     released, pending = pending.filter(due), pending.filter(pc.invert(due))
     if released.num_rows or (job.waits and state.tail.num_rows and now != state.now):
-        step.matches = _evaluate(job, state.tail, released, Increment(state.tail.num_rows, state.now, now), step)
+        increment = Increment(state.tail.num_rows, state.now, now)
+        step.matches = _evaluate(job, state.tail, released, increment, step)
     both = pa.concat_tables([state.tail, released]) if released.num_rows else state.tail
     tail = both.filter(pc.greater_equal(both.column(TS), pa.scalar(now - job.reach, pa.int64())))
     after = GroupState(tail, pending, next_row, now)
     step.state = None if after.empty else after
-    step.timer = _timer(job, after)
+    timer = _timer(job, after)
+    # (a timer fires when the watermark moves past it: none can be set at or before it)
+    step.timer = None if timer is None else max(timer, (watermark_ms or 0) + 1)
     return step
 
 
-def _evaluate(job: StreamJob, tail: pa.Table, released: pa.Table, increment: Increment, step: Step) -> pa.Table:
+def _evaluate(
+    job: StreamJob, tail: pa.Table, released: pa.Table, increment: Increment, step: Step
+) -> pa.Table:
     """The matches the step decides, in the result schema as shipped."""
     table = pa.concat_tables([tail, released]) if tail.num_rows else released
     data = shard_columns(table, job.reading)
@@ -233,20 +238,17 @@ def chunks(rows: pa.Table, keys: tuple[str, ...]) -> Iterator[tuple[tuple[Any, .
     """A micro-batch partition's rows by group: each key's rows (rows without a key left
     out: no match can use them), or all of them (no key)."""
     if not keys:
-        yield (), rows
+        if rows.num_rows:
+            yield (), rows
         return
     present = rows
-    for key in keys:
-        present = present.filter(pc.is_valid(present.column(key)))
+    for name in keys:
+        present = present.filter(pc.is_valid(present.column(name)))
     if not present.num_rows:
         return
     index = pa.array(np.arange(present.num_rows, dtype=np.int64))
-    grouped = present.append_column("__cepcli_i", index).group_by(list(keys)).aggregate([("__cepcli_i", "list")])
+    numbered = present.append_column("__cepcli_i", index)
+    grouped = numbered.group_by(list(keys)).aggregate([("__cepcli_i", "list")])
     for i in range(grouped.num_rows):
-        key = tuple(grouped.column(k)[i].as_py() for k in keys)
-        yield key, present.take(grouped.column("__cepcli_i_list")[i].values)
-
-
-def row_ids(partition: int, first: int, n: int) -> np.ndarray:
-    """Arrival order within a micro-batch: the partition, then the position in it."""
-    return (np.int64(partition) << np.int64(40)) + np.arange(first, first + n, dtype=np.int64)
+        value = tuple(grouped.column(k)[i].as_py() for k in keys)
+        yield value, present.take(grouped.column("__cepcli_i_list")[i].values)

@@ -31,8 +31,8 @@ partition, then position).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,62 +43,79 @@ from cepcli.prepare import RunOptions, compile_text
 from cepcli.results import decimal_columns, shipped_schema
 from cepcli.sources.kinds import kind_of_type
 from cepcli.spark.evaluate import keyed
-from cepcli.spark.reading import TS, Reading, read_table
-from cepcli.spark.stream_group import NAME, STATE_SCHEMA, GroupState, StreamJob, advance, chunks, from_ipc, ipc
+from cepcli.spark.reading import TS, Reading, arrow_schema, read_table
+from cepcli.spark.stream_group import (
+    NAME,
+    STATE_SCHEMA,
+    GroupState,
+    StreamJob,
+    advance,
+    chunks,
+    from_ipc,
+    ipc,
+)
 
 if TYPE_CHECKING:
     from cepcli.spark.frames import Arguments
 
-__all__ = ["find_stream", "METRICS"]
+__all__ = ["METRICS", "StreamPlan", "find_stream", "plan_stream"]
 
 METRICS = "cepcli"  # the observed metrics' name (``query.lastProgress["observedMetrics"]``)
 INPUT_METRICS = "cepcli_input"
-_GROUP, _KIND, _WM, _N, _ROWS = "__cepcli_group", "__cepcli_kind", "__cepcli_wm", "__cepcli_n", "__cepcli_rows"
+_GROUP, _KIND, _WM = "__cepcli_group", "__cepcli_kind", "__cepcli_wm"
+_N, _ROWS = "__cepcli_n", "__cepcli_rows"
+OUTPUT = "kind string, n long, payload binary"  # what a group gives: matches or late rows, as Arrow IPC
 TEXT_SCALE = 18  # the scale of a decimal column of text in a stream's result (no sample to find it)
 
 
-def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
-    """The streaming DataFrame of ``arguments.query``'s matches over ``arguments.df`` (a
-    streaming DataFrame). See the module."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
+@dataclass(frozen=True, slots=True)
+class StreamPlan:
+    """What ``find_stream`` builds its operators from (no Spark needed: the tests drive the
+    stages with it in-process)."""
 
-    from cepcli.spark.deliver import decimals
+    job: StreamJob
+    keys: tuple[str, ...]  # the [attr] key the groups are made by (none: one group)
+    carried: pa.Schema  # a reading task's rows: the key, kind, latest time, count, rows
+    decimal: frozenset[str]  # the columns cast to Spark's decimals in the result
+
+    @property
+    def reader(self) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+        """The reading stage's function (``mapInArrow``'s)."""
+        return _reader(self.job, self.keys, self.carried)
+
+
+def plan_stream(arguments: Arguments, max_delay: str | None, types: pa.Schema) -> StreamPlan:
+    """A stream's plan, from ``find``'s arguments and the stream's columns as Arrow types."""
     from cepcli.spark.frames import _count, _prepared, _shown
-    from cepcli.spark.scan import spark_schema
-    from cepcli.spark.ship import ship
 
     if arguments.order_col is not None:
-        raise UsageError("order_col= orders a batch DataFrame: a stream's rows are taken in the order they come")
+        raise UsageError(
+            "order_col= orders a batch DataFrame: a stream's rows are taken in the order they come"
+        )
     if arguments.partitions is not None:
         raise UsageError(
             "partitions= cuts a batch DataFrame into time shards: a stream is grouped by its [attr] key"
             " (spark.sql.shuffle.partitions spreads the groups)"
         )
-    df = arguments.df
-    spark_types = _arrow_types(df)
-    kinds = _stream_kinds(arguments, spark_types)
-    compiled, options = _prepared(replace(arguments, schema=kinds))
-    options = replace(options, max_delay=max_delay)
-    delay = options.delay or 0
+    compiled, options = _prepared(replace(arguments, schema=_stream_kinds(arguments, types)))
+    delay = replace(options, sort=False, max_delay=max_delay).delay or 0  # (each part is read sorted)
     shown = _shown(arguments.show)
     run = RunOptions(arguments.engine, max_instances=_count(arguments.max_instances, "max_instances"))
-    reading = _reading(compiled, options, run, spark_types)
+    reading = _reading(compiled, options, run, types)
     pattern = compiled.pattern
     _streamable(pattern, arguments.engine)
     unknown = [c for c in shown or () if c not in reading.schema.columns]
     if unknown:
-        raise UsageError(f"show= names no column {unknown[0]!r} (columns: {', '.join(reading.schema.columns)})")
+        columns = ", ".join(reading.schema.columns)
+        raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
     keys = tuple(pattern.branches[0].equiv) if keyed(pattern) else ()
     typed = shipped_schema(reading.schema, pattern, shown)
-    decimal = set(decimal_columns(reading.schema))
-    scales = {
-        f"{v.name}.{c}": _scale(spark_types.field(c).type) for v in pattern.variables for c in decimal
-    }
-    job = StreamJob(reading, delay, options.on_bad_row == "fail", shown, typed, scales, run.max_instances)
-    ship(df.sparkSession.sparkContext)
-
-    key_fields = [pa.field(k, reading_type(reading, k)) for k in keys] or [pa.field(_GROUP, pa.int64())]
+    decimal = frozenset(decimal_columns(reading.schema))
+    scales = {f"{v.name}.{c}": _scale(types.field(c).type) for v in pattern.variables for c in decimal}
+    fail = options.on_bad_row == "fail"
+    job = StreamJob(reading, delay, fail, shown, typed, scales, run.max_instances)
+    shipped = arrow_schema(reading)
+    key_fields = [pa.field(k, shipped.field(k).type) for k in keys] or [pa.field(_GROUP, pa.int64())]
     carried = pa.schema(
         [
             *key_fields,
@@ -108,18 +125,36 @@ def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
             pa.field(_ROWS, pa.binary()),
         ]
     )
-    read = df.mapInArrow(_reader(job, keys, carried), from_arrow_schema(carried, prefer_timestamp_ntz=False))
+    return StreamPlan(job, keys, carried, decimal)
+
+
+def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
+    """The streaming DataFrame of ``arguments.query``'s matches over ``arguments.df`` (a
+    streaming DataFrame). See the module."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from cepcli.spark.deliver import decimals
+    from cepcli.spark.scan import spark_schema
+    from cepcli.spark.ship import ship
+
+    df = arguments.df
+    _state_store(df.sparkSession)
+    plan = plan_stream(arguments, max_delay, _arrow_types(df))
+    job = plan.job
+    ship(df.sparkSession.sparkContext)
+    read = df.mapInArrow(plan.reader, from_arrow_schema(plan.carried, prefer_timestamp_ntz=False))
     read = read.observe(
         INPUT_METRICS,
         F.coalesce(F.sum(F.when(F.col(_KIND) == "read", F.col(_N))), F.lit(0)).alias("rows"),
         F.coalesce(F.sum(F.when(F.col(_KIND) == "bad", F.col(_N))), F.lit(0)).alias("bad_rows"),
     )
     rows = read.filter(F.col(_KIND) == "rows").drop(_KIND, _N)
-    watched = rows.withWatermark(_WM, f"{math.ceil(delay / 1_000_000)} milliseconds").drop(_WM)
-    grouped = watched.groupBy(*[F.col(f.name) for f in key_fields])
+    watched = rows.withWatermark(_WM, f"{math.ceil(job.delay / 1_000_000)} milliseconds").drop(_WM)
+    grouped = watched.groupBy(*[F.col(name) for name in plan.carried.names[: max(1, len(plan.keys))]])
     out = grouped.transformWithStateInPandas(
-        statefulProcessor=_processor(job),
-        outputStructType="kind string, n long, payload binary",
+        statefulProcessor=processor(job),
+        outputStructType=OUTPUT,
         outputMode="Append",
         timeMode="EventTime",
     )
@@ -128,20 +163,30 @@ def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
         F.coalesce(F.sum(F.when(F.col("kind") == "match", F.col("n"))), F.lit(0)).alias("matches"),
         F.coalesce(F.sum(F.when(F.col("kind") == "late", F.col("n"))), F.lit(0)).alias("late_rows"),
     )
-    matches = out.filter(F.col("kind") == "match").mapInArrow(_decoded, spark_schema(typed))
-    return matches.select(*[decimals(f, decimal, scales) for f in typed])
+    matches = out.filter(F.col("kind") == "match").mapInArrow(decoded, spark_schema(job.typed))
+    return matches.select(*[decimals(f, set(plan.decimal), job.scales) for f in job.typed])
+
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def _state_store(session: Any) -> None:
+    """A stream's state is kept by Spark's ``transformWithState`` (PySpark 4), which needs
+    the RocksDB state store: set for the session's queries when the session has the
+    default one (``spark.sql.streaming.stateStore.providerClass``)."""
+    from pyspark.sql import GroupedData
+
+    if not hasattr(GroupedData, "transformWithStateInPandas"):
+        raise UsageError("cepcli.spark.find over a streaming DataFrame needs PySpark 4 (transformWithState)")
+    key = "spark.sql.streaming.stateStore.providerClass"
+    if "HDFSBacked" in (session.conf.get(key) or "HDFSBacked"):
+        session.conf.set(key, ROCKSDB)
 
 
 def _arrow_types(df: Any) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(df.schema)
-
-
-def reading_type(reading: Reading, column: str) -> pa.DataType:
-    from cepcli.spark.reading import arrow_schema
-
-    return arrow_schema(reading).field(column).type
 
 
 def _stream_kinds(arguments: Arguments, types: pa.Schema) -> dict[str, str]:
@@ -199,7 +244,9 @@ def _streamable(pattern: Any, engine: str) -> None:
         )
 
 
-def _reader(job: StreamJob, keys: tuple[str, ...], carried: pa.Schema) -> Any:
+def _reader(
+    job: StreamJob, keys: tuple[str, ...], carried: pa.Schema
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The reading stage: each micro-batch partition's rows as its groups' values."""
     from cepcli.spark.frames import parts
 
@@ -254,19 +301,19 @@ def _carried(schema: pa.Schema, keys: tuple[str, ...], rows: list[tuple[Any, ...
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _decoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def decoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The matches' values (Arrow IPC) as rows of the result schema."""
     for batch in batches:
         for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
             yield from from_ipc(payload).to_batches()
 
 
-def _processor(job: StreamJob) -> Any:
+def processor(job: StreamJob) -> Any:
     """The stateful processor of a group (``stream_group.advance`` on Spark's state and timers)."""
     import pandas as pd
-    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    class Processor(StatefulProcessor):  # type: ignore[misc]
+    class Processor(StatefulProcessor):
         def init(self, handle: Any) -> None:
             self.handle = handle
             self.state = handle.getValueState("cepcli", STATE_SCHEMA)
