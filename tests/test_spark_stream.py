@@ -80,13 +80,14 @@ class Stream:
         groups: dict[Any, list[bytes]] = {}
         key_names = self.plan.carried.names[: max(1, len(self.plan.keys))]
         for row in carried.to_pylist():
-            if row["__cepcli_kind"] != "rows":
+            if row["__cepcli_kind"] not in ("rows", "tick"):
                 continue
-            key = tuple(row[k] for k in key_names)
-            groups.setdefault(key[0] if len(key) == 1 else key, []).append(row["__cepcli_rows"])
-            wm = row["__cepcli_wm"]
-            ms = int(wm.timestamp() * 1000) if hasattr(wm, "timestamp") else int(wm) // 1000
+            wm = row["__cepcli_wm"]  # (Spark's watermark follows it, for every row read)
+            ms = int(wm.timestamp() * 1000)
             self.latest_ms = ms if self.latest_ms is None else max(self.latest_ms, ms)
+            if row["__cepcli_kind"] == "rows":
+                key = tuple(row[k] for k in key_names)
+                groups.setdefault(key[0] if len(key) == 1 else key, []).append(row["__cepcli_rows"])
         for key, values in groups.items():
             frame = pd.DataFrame({key_names[0]: [key] * len(values), "__cepcli_rows": values})
             self._out(self.tester.testInPandas(key, frame))
@@ -185,7 +186,7 @@ def test_a_stream_cut_into_micro_batches_gives_the_oracle_s_matches_once(
     if delay:
         times = o.read_rows(example.csv, time_unit=example.time_unit)
         ticks = sorted({r["_ts"] for r in times})
-        step = ticks[1] - ticks[0] if len(ticks) > 1 else 1
+        step = 10**9 if TICK[example.time_form] == "s" else 300 * 10**6  # (a tick, in ns)
         jitter = {t: data.draw(st.integers(0, delay)) * step for t in ticks}
         arrival = sorted(range(table.num_rows), key=lambda i: times[i]["_ts"] + jitter[times[i]["_ts"]])
         table = table.take(arrival)

@@ -286,7 +286,16 @@ SECTIONS = {
     "Engine": ("engine", "order", "engines", "windows", "repeat"),
     "Output": ("fmt", "output", "show", "stats_json", "stats_every", "json_path", "plot_path", "quiet"),
     "Limits": ("max_matches", "max_instances", "max_subsets"),
-    "Spark": ("use_spark", "master", "partitions", "table", "verbose"),
+    "Spark": (
+        "use_spark",
+        "master",
+        "partitions",
+        "table",
+        "stream",
+        "checkpoint",
+        "available_now",
+        "verbose",
+    ),
 }
 
 

@@ -100,6 +100,25 @@ from cepcli.signals import exit_code
     metavar="NAME",
     help="With --spark: read this Spark table or view instead of a path.",
 )
+@click.option(
+    "--stream",
+    "spark_stream",
+    is_flag=True,
+    help="With --spark: read the files arriving in the --input directory as a Structured Streaming"
+    " query, until Ctrl-C, each match written to --output DIR once it is decided.",
+)
+@click.option(
+    "--checkpoint",
+    default=None,
+    metavar="DIR",
+    help="With --stream: where Spark keeps the stream's progress and state; a query restarted"
+    " with it goes on where it stopped, no match lost or repeated.",
+)
+@click.option(
+    "--available-now",
+    is_flag=True,
+    help="With --stream: process the files there now, then stop.",
+)
 @click.option("--verbose", is_flag=True, help="With --spark: show Spark's own log on standard error.")
 @click.option("--quiet", "-q", is_flag=True, help="No stats panel and no progress bar.")
 def run_command(
@@ -119,6 +138,9 @@ def run_command(
     master: str | None,
     partitions: int | None,
     table: str | None,
+    spark_stream: bool,
+    checkpoint: str | None,
+    available_now: bool,
     verbose: bool,
     quiet: bool,
     **kw: Any,
@@ -135,6 +157,7 @@ def run_command(
       cepcli run -e "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5 min" -i events.csv.gz
       tail -f events.csv | cepcli run q.sase --input - --format jsonl
       cepcli run q.sase --spark --output matches/ --format parquet
+      cepcli run q.sase -i incoming/ --spark --stream --output matches/ --checkpoint ck/
     """
     from cepcli.delivery import Delivery
     from cepcli.prepare import RunOptions
@@ -148,6 +171,10 @@ def run_command(
     options = RunOptions(engine, order_of(order), max_matches, stats_every or 0, max_instances, max_subsets)
     if table is not None and not use_spark:
         raise click.UsageError("--table names a Spark table: with --spark")
+    if (spark_stream or checkpoint or available_now) and not use_spark:
+        raise click.UsageError("--stream, --checkpoint and --available-now run a Spark stream: with --spark")
+    if (checkpoint or available_now) and not spark_stream:
+        raise click.UsageError("--checkpoint and --available-now are a stream's: with --stream")
     directory = output if use_spark else None  # with --spark the executors write --output
     if fmt is None and directory is None and not use_spark and streams(inputs.path):
         fmt = "jsonl"  # the table waits for the end: on a pipe each match is written as found
@@ -183,6 +210,9 @@ def run_command(
             lines=fmt == "jsonl" and show is None,
             show=show_columns,
             table=table,
+            stream=spark_stream,
+            checkpoint=checkpoint,
+            available_now=available_now,
         )
 
     def table_console(to: Any) -> Any:  # in a file or a pipe as wide as it needs to be (a terminal: its own)

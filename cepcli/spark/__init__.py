@@ -167,6 +167,10 @@ def _run(
     from pyspark.sql import functions as F
 
     engine(options.engine)
+    if spark.stream:  # Structured Streaming over the files arriving in a directory
+        from cepcli.spark.stream_run import run_stream
+
+        return run_stream(queries, inputs, options, spark, stats, Notes(stats.warnings, on_warning))
     path = None if spark.table else input_path(queries[0][1], inputs.path)
     from cepcli.spark.frames import run_frame, spark_path
 

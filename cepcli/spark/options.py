@@ -20,3 +20,6 @@ class SparkOptions:
     show: tuple[str, ...] | None = None  # the columns each event keeps (--show; None: all)
     name: str | None = None  # the query's name, one of several writing to DIR/query=NAME/
     table: str | None = None  # a Spark table or view to read instead of a path (--table)
+    stream: bool = False  # --stream: the files arriving in a directory, as Structured Streaming
+    checkpoint: str | None = None  # --checkpoint DIR: the stream's offsets, state and sink log
+    available_now: bool = False  # --available-now: what is there, then stop

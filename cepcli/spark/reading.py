@@ -192,13 +192,15 @@ def read_table(
     ``table`` holds its rows as Arrow, with their row ids in the column
     ``reading.inputs.row_col``. Its rows some variable can use (``arrow_schema``), and a
     report: the rows read, the bad rows and the first of them, the rows kept and up to
-    ``TIME_SAMPLE`` of their times, or the error that stopped the reading (``error``)."""
+    ``TIME_SAMPLE`` of their times, the latest time of any row read (``latest``: a stream's
+    watermark follows every row), or the error that stopped the reading (``error``)."""
     started = time.time()
     stats = Stats()
     target = arrow_schema(reading)
     pieces: list[pa.Table] = []
     bad: tuple[int, str] | None = None
     failure: InputError | None = None
+    latest: int | None = None  # the latest time of a row read (kept or not)
     ids = table.column(reading.inputs.row_col) if reading.inputs.row_col else None
     first_row = int(ids[0].as_py()) if ids is not None and len(ids) else 0
     try:
@@ -211,6 +213,9 @@ def read_table(
         job.source.sample = reading.sample  # the kinds are the driver's, for messages
         try:
             for kept, masks, error in job.pieces():
+                if len(kept.ts):
+                    top = int(kept.ts.max())
+                    latest = top if latest is None else max(latest, top)
                 relevant = np.flatnonzero(masks)
                 if len(relevant):
                     pieces.append(_table(kept, masks, relevant, reading, target))
@@ -235,6 +240,7 @@ def read_table(
         "bad": list(bad) if bad else None,
         "relevant": kept_rows.num_rows,
         "times": [int(t) for t in times[at]],
+        "latest": latest,
         "error": None,
         "prefilter_evaluations": stats.prefilter_evaluations,
         "seconds": time.time() - started,

@@ -43,7 +43,7 @@ from cepcli.prepare import RunOptions, compile_text
 from cepcli.results import decimal_columns, shipped_schema
 from cepcli.sources.kinds import kind_of_type
 from cepcli.spark.evaluate import keyed
-from cepcli.spark.reading import TS, Reading, arrow_schema, read_table
+from cepcli.spark.reading import Reading, arrow_schema, read_table
 from cepcli.spark.stream_group import (
     NAME,
     STATE_SCHEMA,
@@ -148,9 +148,11 @@ def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
         INPUT_METRICS,
         F.coalesce(F.sum(F.when(F.col(_KIND) == "read", F.col(_N))), F.lit(0)).alias("rows"),
         F.coalesce(F.sum(F.when(F.col(_KIND) == "bad", F.col(_N))), F.lit(0)).alias("bad_rows"),
+        F.coalesce(F.sum(F.when(F.col(_KIND) == "relevant", F.col(_N))), F.lit(0)).alias("relevant"),
     )
-    rows = read.filter(F.col(_KIND) == "rows").drop(_KIND, _N)
-    watched = rows.withWatermark(_WM, f"{math.ceil(job.delay / 1_000_000)} milliseconds").drop(_WM)
+    rows = read.filter(F.col(_KIND).isin("rows", "tick"))
+    watched = rows.withWatermark(_WM, f"{math.ceil(job.delay / 1_000_000)} milliseconds")
+    watched = watched.filter(F.col(_KIND) == "rows").drop(_KIND, _N, _WM)
     grouped = watched.groupBy(*[F.col(name) for name in plan.carried.names[: max(1, len(plan.keys))]])
     out = grouped.transformWithStateInPandas(
         statefulProcessor=processor(job),
@@ -270,14 +272,17 @@ def _reader(
             if fail and said["bad"]:
                 row, message = said["bad"]
                 raise InputError(f"{message} ({where}{_row(row, first)})", None, NAME)
-            counts = [("read", int(said["rows"])), ("bad", int(said["bad_rows"]))]
-            yield _carried(carried, keys, [(None, k, None, n, None) for k, n in counts])
-            out = []
-            for key, rows in chunks(relevant, keys):
-                latest = int(rows.column(TS).to_numpy().max())
-                out.append((key, "rows", latest // 1000, rows.num_rows, ipc(rows)))
-            if out:
-                yield _carried(carried, keys, out)
+            counts = [("read", said["rows"]), ("bad", said["bad_rows"]), ("relevant", said["relevant"])]
+            yield _carried(carried, keys, [(None, k, None, int(n), None) for k, n in counts])
+            if said["latest"] is None:
+                continue
+            latest = int(said["latest"]) // 1000  # (us: every row's, not only the kept ones')
+            out: list[tuple[Any, ...]] = [
+                (key, "rows", latest, rows.num_rows, ipc(rows)) for key, rows in chunks(relevant, keys)
+            ]
+            if not out:  # time passed: Spark's watermark hears it (no group is called)
+                out = [(None, "tick", latest, 0, None)]
+            yield _carried(carried, keys, out)
 
     return read
 
