@@ -92,6 +92,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 said = (
                     bounded,
                     segments,
+                    _stream_note(pattern),
                     *_negations(pattern, _columnar_how(pattern, f"; {checked}")),
                 )
                 return Explanation(engine, (), "", branches, _columnar_views(pattern) + views, said)
@@ -126,6 +127,20 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             )
             return Explanation(engine, (), "", branches, views, (note, *_tree_negations(pattern, automaton)))
     raise TypeError(automaton)
+
+
+def _stream_note(pattern: Pattern) -> str:
+    """How a Spark stream (``--stream``) groups the pattern's rows (``Pattern.groups``)."""
+    if pattern.groups:
+        keys = ", ".join(f"[{k}]" for k in pattern.groups)
+        return (
+            f"in a Spark stream (--stream): a group per {keys} key, each key's rows evaluated on their"
+            " own, the keys spread over the state's partitions"
+        )
+    return (
+        "in a Spark stream (--stream): one group (no [attr] key every variable shares), evaluated on one"
+        " task at a time; each micro-batch is still read on every core"
+    )
 
 
 def _columnar_views(pattern: Pattern) -> tuple[AutomatonView, ...]:

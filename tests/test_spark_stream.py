@@ -16,6 +16,7 @@ The real Spark streams (files arriving, a checkpoint, restarts) are in
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +28,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cepcli.errors import InputError, QueryError
-from cepcli.spark.frames import Arguments
-from cepcli.spark.stream_group import STATE_SCHEMA, from_ipc
-from cepcli.spark.streams import StreamPlan, decoded, plan_stream, processor
+from cepcli.spark.arguments import Arguments
+from cepcli.spark.stream_group import STATE_SCHEMA, from_ipc, ipc
+from cepcli.spark.streams import StreamPlan, decoder, plan_stream, processor
 from tests import oracle as o
 from tests.strategies import examples, oracle_cost
 
@@ -107,7 +108,8 @@ class Stream:
             if row.kind == "late":
                 self.late.append(from_ipc(row.payload))
         matches = batch.filter(pa.compute.equal(batch.column(0), "match"))
-        self.matches.extend(pa.Table.from_batches([b]) for b in decoded(iter([matches])) if b.num_rows)
+        decoded = decoder(self.plan.job)(iter([matches]))
+        self.matches.extend(pa.Table.from_batches([b]) for b in decoded if b.num_rows)
 
     def keys(self) -> list[o.MatchKey]:
         """Each match reported, as the oracle names it (variable, the rows' places)."""
@@ -274,6 +276,32 @@ def test_a_late_row_is_skipped_counted_and_handed_on() -> None:
     assert sorted(map(sorted, stream.keys())) == [[("a", (0,)), ("b", (1,))], [("a", (0,)), ("b", (3,))]]
 
 
+def test_late_rows_come_out_beside_the_matches_when_asked() -> None:
+    table = _arrow(LATE, pa.int64())
+    stream = Stream(_plan("PATTERN SEQ(A a, B b) WITHIN 10 seconds", table, on_bad_row="skip"))
+    stream.batch(table.slice(0, 2))
+    stream.batch(table.slice(2, 2))
+    carried = pa.RecordBatch.from_pylist(  # (what the groups give: a late row, a match)
+        [
+            {"kind": "late", "n": 1, "payload": ipc(stream.late[0])},
+            {"kind": "match", "n": 1, "payload": ipc(stream.matches[0])},
+        ]
+    )
+    out = pa.Table.from_batches(list(decoder(stream.plan.job, late_rows=True)(iter([carried]))))
+    rows = out.to_pylist()
+    assert rows[0]["a"] is None and rows[0]["b"] is None
+    assert json.loads(rows[0]["late_row"]) == {
+        "_row": 2,
+        "ts": 3,
+        "type": "B",
+        "x": 3,
+        "y": None,
+        "g": "p",
+        "rid": 2,
+    }
+    assert rows[1]["late_row"] is None and rows[1]["a"]["rid"] == 0
+
+
 def test_rows_within_the_delay_are_taken_in_time_order() -> None:
     table = _arrow(LATE, pa.int64())
     query = "PATTERN SEQ(A a, B b, B c) WITHIN 10 seconds"
@@ -282,3 +310,16 @@ def test_rows_within_the_delay_are_taken_in_time_order() -> None:
     assert not stream.late
     expected = o.oracle(query, LATE)  # (the oracle reads rows in time order)
     assert set(stream.keys()) == expected and len(stream.keys()) == len(expected)
+
+
+def test_explain_says_how_a_stream_groups_the_pattern() -> None:
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    keyed = CliRunner().invoke(cli, ["explain", "-e", "PATTERN SEQ(A a, B b) WHERE [g] WITHIN 5 s"])
+    assert "in a Spark stream (--stream): a group per [g] key" in keyed.output
+    alone = CliRunner().invoke(cli, ["explain", "-e", "PATTERN SEQ(A a, B b) WITHIN 5 s"])
+    assert "in a Spark stream (--stream): one group" in alone.output
+    contiguous = "PATTERN SEQ(A a, B b) WHERE strict_contiguity { [g] } WITHIN 5 s"
+    assert "one group" in CliRunner().invoke(cli, ["explain", "-e", contiguous]).output

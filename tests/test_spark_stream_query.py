@@ -160,3 +160,14 @@ def test_run_spark_stream_needs_an_output_and_a_checkpoint(tmp_path: Path) -> No
     result = CliRunner().invoke(cli, ["run", "-e", QUERY, "-i", str(source), "--spark", "--stream"])
     assert result.exit_code == 2
     assert "--output DIR and keeps its progress in --checkpoint DIR" in result.output
+
+
+def test_several_queries_give_a_result_each(spark: Any, tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    _put(source, "1.csv", FILES[0])
+    df = spark.readStream.schema(SCHEMA).option("header", True).csv(str(source))
+    both = cepcli.spark.find({"pairs": "PATTERN SEQ(A a, B b) WITHIN 4 s", "keyed": QUERY}, df)
+    assert sorted(both) == ["keyed", "pairs"]
+    assert all(frame.isStreaming for frame in both.values())
+    assert both["pairs"].columns == ["a", "b"]

@@ -210,6 +210,17 @@ class Pattern:
         return tuple(v.name for v in sorted(self.variables, key=lambda v: (counts[v.bit], v.bit)))
 
     @property
+    def groups(self) -> tuple[str, ...]:
+        """The ``[attr]`` key its rows may be grouped by, each key's rows evaluated on their
+        own and the rows without it left out (a Spark shard's groups, a stream's): when
+        every variable's events are of one key (``Variable.keyed``); else none. Not under
+        ``strict_contiguity``, whose negation is any row at all between two events, whatever
+        its key; ``partition_contiguity`` and ``skip_till_next_match`` are about the rows of
+        the same key."""
+        equiv = self.branches[0].equiv
+        return tuple(equiv) if equiv and all(v.keyed for v in self.variables) else ()
+
+    @property
     def columns(self) -> frozenset[str]:
         """Attributes the conditions read."""
         out: set[str] = set()

@@ -264,13 +264,8 @@ def by_shard(
 
 
 def keyed(pattern: Pattern) -> bool:
-    """Whether a shard's rows may be grouped by the ``[attr]`` key (each key evaluated on
-    its own, the rows without it left out): when the pattern has one and every variable's
-    events are of one key (``Variable.keyed``). Not under ``strict_contiguity``, whose
-    negation is any row at all between two events, whatever its key (or none): its rows are
-    the whole input's, in order; ``partition_contiguity`` and ``skip_till_next_match`` are
-    about the rows of the same key, and may be grouped."""
-    return bool(pattern.branches[0].equiv) and all(v.keyed for v in pattern.variables)
+    """Whether a shard's rows may be grouped by the ``[attr]`` key (``Pattern.groups``)."""
+    return bool(pattern.groups)
 
 
 # matches per row of the result, as they travel to the driver or the executors write them

@@ -40,22 +40,22 @@ from typing import TYPE_CHECKING, Any
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.engines import engine as engine_named
 from cepcli.errors import InputError, LimitError, UsageError, as_python, no_such_keyword
-from cepcli.events import Kind, Schema
+from cepcli.events import Schema
 from cepcli.notes import Notes
 from cepcli.output import kept, variables
 from cepcli.plan.pattern import Pattern
-from cepcli.prepare import Compiled, QueryText, RunOptions, compile_text, prepare
-from cepcli.query.options import ON_BAD_ROW
-from cepcli.run import Run, peak_rss_mb
+from cepcli.prepare import Compiled, RunOptions, compile_text
+from cepcli.run import peak_rss_mb
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
-from cepcli.sources.kinds import SAMPLE_ROWS, given_kinds
+from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions, format_of
+from cepcli.spark.arguments import Arguments, checked_count, checked_show, parts, prepared, sample_of
 from cepcli.spark.deliver import decimals, typed_shard, write_result_parquet
 from cepcli.spark.evaluate import SHIPPED_ROWS, by_shard, quantiles, shard_bounds
 from cepcli.spark.options import SparkOptions
-from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table, ship_types
+from cepcli.spark.reading import TIME_SAMPLE, Reading, arrow_schema, read_table
 from cepcli.spark.scan import spark_schema
 from cepcli.spark.session import new_output, spark_failures
 from cepcli.spark.ship import ship
@@ -65,11 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = ["find"]
 
-ROW_IDS = "__cepcli_row_id"  # the column of row ids a part is read with (``InputOptions.row_col``)
-PART_ROWS = 1 << 18  # rows read at once by the local reader, within a partition
 NAME = "<data>"  # the input's name in messages, as the local reader of a table names it
-# the input options of a file that a DataFrame has no use for: the query's WITH does not set them
-_FILE_OPTIONS = frozenset({"format", "header", "columns", "sort", "max_delay", "chunk_rows", "max_row_bytes"})
 
 
 def find(
@@ -89,6 +85,7 @@ def find(
     show: Sequence[str] | None = None,
     order_col: str | None = None,
     max_delay: str | None = None,
+    late_rows: bool = False,
     **unknown: object,
 ) -> Any:
     """The matches of ``query`` (SASE+ text) over the PySpark DataFrame ``df``, as a lazy
@@ -105,9 +102,17 @@ def find(
     finds each partition's rows, the bad rows, the time shards and the decimals' scales);
     ``on_bad_row="fail"`` raises the local ``InputError`` here. ``partitions`` is the number
     of time shards (default twice Spark's default parallelism). The query's ``WITH`` gives
-    ``time_unit``, ``time_format``, ``schema`` and ``null_values`` where they are None."""
+    ``time_unit``, ``time_format``, ``schema`` and ``null_values`` where they are None.
+
+    Over a streaming DataFrame (``df.isStreaming``): a streaming DataFrame of the matches,
+    each once it is decided (``cepcli.spark.streams``); ``max_delay`` is how far out of
+    time order its rows may come, ``late_rows=True`` adds the late rows to it (a column
+    ``late_row``). Several queries (a dict of name to text): a dict of their results."""
     if unknown:
         raise no_such_keyword(find, unknown)
+    if isinstance(query, Mapping):  # each query its own result (each a query of its own, for a stream)
+        given = {k: v for k, v in locals().items() if k not in ("query", "df", "unknown", "given")}
+        return {str(name): find(text, df, **given) for name, text in query.items()}
     arguments = Arguments(
         query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
         on_bad_row, max_instances, partitions, show, order_col,
@@ -116,29 +121,12 @@ def find(
         if getattr(df, "isStreaming", False):
             from cepcli.spark.streams import find_stream
 
-            return find_stream(arguments, max_delay)
+            return find_stream(arguments, max_delay, late_rows)
+        if late_rows:
+            raise UsageError(
+                "late_rows= is a stream's: a batch DataFrame is evaluated in time order, no row is late"
+            )
         return _find(arguments)
-
-
-@dataclass(frozen=True, slots=True)
-class Arguments:
-    """``find``'s arguments (and the command line's: ``run_frame``)."""
-
-    query: str
-    df: Any
-    type_col: str = "type"
-    time_col: str = "ts"
-    engine: str = DEFAULT_ENGINE
-    time_unit: str | None = None
-    time_format: str | None = None
-    schema: Mapping[str, str] | None = None
-    null_values: Sequence[str] | None = None
-    on_bad_row: str = "fail"
-    max_instances: int | None = None
-    partitions: int | None = None
-    show: Sequence[str] | None = None
-    order_col: str | None = None
-    csv: bool = False  # the DataFrame is a CSV's text (Spark's CSV reader): kinds by values
 
 
 def _find(arguments: Arguments, then: Callable[[Plan], Any] | None = None) -> Any:
@@ -152,11 +140,11 @@ def _find(arguments: Arguments, then: Callable[[Plan], Any] | None = None) -> An
             "cepcli.spark.find reads a PySpark DataFrame: for a path, a pandas DataFrame or an Arrow"
             " table, call cepcli.find"
         )
-    compiled, options = _prepared(arguments)
+    compiled, options = prepared(arguments)
     engine_named(arguments.engine)
-    run = RunOptions(arguments.engine, max_instances=_count(arguments.max_instances, "max_instances"))
-    shards = _count(arguments.partitions, "partitions")
-    shown = _shown(arguments.show)
+    run = RunOptions(arguments.engine, max_instances=checked_count(arguments.max_instances, "max_instances"))
+    shards = checked_count(arguments.partitions, "partitions")
+    shown = checked_show(arguments.show)
     frame = df
     if order_col is not None:
         if order_col not in df.columns:
@@ -183,58 +171,6 @@ def _find(arguments: Arguments, then: Callable[[Plan], Any] | None = None) -> An
     finally:
         with contextlib.suppress(Exception):  # the JVM may be gone
             context.setLocalProperty("spark.job.description", described)  # type: ignore[arg-type]
-
-
-def _prepared(arguments: Arguments) -> tuple[Compiled, InputOptions]:
-    """The query compiled, and how the DataFrame is read: the arguments, then the query's
-    ``WITH`` for those left None; always sorted by time (a DataFrame has no order to check)."""
-    query, schema, null_values = arguments.query, arguments.schema, arguments.null_values
-    time_unit, time_format, on_bad_row = arguments.time_unit, arguments.time_format, arguments.on_bad_row
-    if not isinstance(query, str):
-        raise UsageError("query= is one query's text (cepcli.spark.find evaluates one query at a time)")
-    kinds = given_kinds(schema)
-    if on_bad_row not in ON_BAD_ROW:
-        raise UsageError(f"on_bad_row= is one of {', '.join(map(repr, ON_BAD_ROW))}")
-    if null_values is not None and (
-        isinstance(null_values, str) or not all(isinstance(v, str) for v in null_values)
-    ):
-        raise UsageError("null_values= is a list of texts, e.g. null_values=['NA', '-']")
-    named = {
-        "time_unit": time_unit,
-        "time_format": time_format,
-        "schema": schema,
-        "null_values": null_values,
-    }
-    given = {"type_col", "time_col", "on_bad_row", *_FILE_OPTIONS} | {
-        k for k, v in named.items() if v is not None
-    }
-    base = InputOptions(
-        path=None,
-        format="csv" if arguments.csv else None,
-        type_col=arguments.type_col,
-        time_col=arguments.time_col,
-        time_unit=time_unit,
-        time_format=time_format,
-        null_values=tuple(null_values) if null_values is not None else None,
-        schema=kinds,
-        on_bad_row=on_bad_row,
-    )
-    prepared = prepare([QueryText("<query>", query, "<query>")], base, given, has_data=True, named=False)
-    return prepared.only, replace(prepared.options, sort=True)
-
-
-def _count(value: int | None, name: str) -> int | None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise UsageError(f"{name}= is a whole number of at least 1 (got {value!r})")
-    return value
-
-
-def _shown(show: Sequence[str] | None) -> tuple[str, ...] | None:
-    if show is None:
-        return None
-    if isinstance(show, str) or not all(isinstance(c, str) for c in show):
-        raise UsageError("show= is a list of column names, e.g. show=['price']")
-    return tuple(show)
 
 
 def _increasing_id() -> Any:
@@ -264,61 +200,7 @@ def _sample(
     return sample_of(compiled, options, run, frame.limit(SAMPLE_ROWS).toArrow())
 
 
-def sample_of(
-    compiled: Compiled, options: InputOptions, run: RunOptions, sample: pa.Table
-) -> tuple[Reading, tuple[str, ...]]:
-    """``_sample``'s reading of the rows of ``sample`` (a stream's: one row of its types,
-    every kind given, ``cepcli.spark.streams``)."""
-    job = Run({compiled.path: compiled}, options, run, data=sample, stats=Stats())
-    try:
-        schema = job.schema
-        spec = job.time_reading
-        order = job.order()
-        shipped, exact, _ = ship_types(job)  # (uses up the job's pieces: after the order)
-    finally:
-        job.close()
-    # a time column of text read as ISO-8601 is given as a time, so that every part reads it so
-    kinds = tuple(
-        Kind.TIME if name == schema.time_col and spec.how == "iso" else kind
-        for name, kind in zip(schema.columns, schema.kinds, strict=True)
-    )
-    given = replace(
-        options,
-        schema=tuple(zip(schema.columns, kinds, strict=True)),
-        time_format=spec.format,
-        row_col=ROW_IDS,
-    )
-    return Reading(compiled.text, given, schema, shipped, exact, job.source.sample), order
-
-
 # --- 2. the first reading ------------------------------------------------------------------
-
-
-def parts(batches: Iterator[pa.RecordBatch], first_row: int) -> Iterator[pa.Table]:
-    """A partition's Arrow batches as tables of up to about ``PART_ROWS`` rows, each with
-    its rows' ids (``ROW_IDS``) counted from ``first_row``."""
-    import numpy as np
-    import pyarrow as pa
-
-    held: list[pa.RecordBatch] = []
-    rows = 0
-
-    def table() -> pa.Table:
-        nonlocal first_row
-        part = pa.Table.from_batches(held)
-        ids = pa.array(np.arange(first_row, first_row + part.num_rows, dtype=np.int64))
-        first_row += part.num_rows
-        return part.append_column(ROW_IDS, ids)
-
-    for batch in batches:
-        if batch.num_rows:
-            held.append(batch)
-            rows += batch.num_rows
-        if rows >= PART_ROWS:
-            yield table()
-            held, rows = [], 0
-    if held:
-        yield table()
 
 
 def _first_reading(frame: Any, reading: Reading, context: Any) -> list[dict[str, Any]]:

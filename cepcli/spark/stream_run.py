@@ -41,7 +41,7 @@ def run_stream(
 ) -> dict[str, Stats]:
     """The stream's query, started, waited for (to its end with ``--available-now``, else
     to Ctrl-C, which stops it between micro-batches), its counters in ``stats``."""
-    from cepcli.spark.frames import Arguments
+    from cepcli.spark.arguments import Arguments
     from cepcli.spark.session import session, spark_failures
     from cepcli.spark.streams import find_stream
 
@@ -95,7 +95,7 @@ def run_stream(
             result = find_stream(arguments, inputs.max_delay)
             # the state's partitions (fixed by the checkpoint's first run): one group needs one;
             # keys are spread over the cores (each partition is a state store of its own)
-            keyed = bool(result.schema) and _keys(compiled)
+            keyed = bool(compiled.pattern.groups)
             parallel = spark_session.sparkContext.defaultParallelism
             spark_session.conf.set("spark.sql.shuffle.partitions", str(2 * parallel if keyed else 1))
             writer = (
@@ -126,12 +126,6 @@ def run_stream(
         stats.extra["spark_seconds"] = round(stats.seconds, 3)
     notes.bad_rows(stats.bad_rows, stats.first_bad_row)
     return {name: stats}
-
-
-def _keys(compiled: Compiled) -> bool:
-    from cepcli.spark.evaluate import keyed
-
-    return keyed(compiled.pattern)
 
 
 @contextlib.contextmanager

@@ -42,7 +42,6 @@ from cepcli.errors import InputError, UsageError
 from cepcli.prepare import RunOptions, compile_text
 from cepcli.results import decimal_columns, shipped_schema
 from cepcli.sources.kinds import kind_of_type
-from cepcli.spark.evaluate import keyed
 from cepcli.spark.reading import Reading, arrow_schema, read_table
 from cepcli.spark.stream_group import (
     NAME,
@@ -56,7 +55,7 @@ from cepcli.spark.stream_group import (
 )
 
 if TYPE_CHECKING:
-    from cepcli.spark.frames import Arguments
+    from cepcli.spark.arguments import Arguments
 
 __all__ = ["METRICS", "StreamPlan", "find_stream", "plan_stream"]
 
@@ -65,6 +64,7 @@ INPUT_METRICS = "cepcli_input"
 _GROUP, _KIND, _WM = "__cepcli_group", "__cepcli_kind", "__cepcli_wm"
 _N, _ROWS = "__cepcli_n", "__cepcli_rows"
 OUTPUT = "kind string, n long, payload binary"  # what a group gives: matches or late rows, as Arrow IPC
+LATE = "late_row"  # with late_rows=True: a late row's event, as JSON (null for a match)
 TEXT_SCALE = 18  # the scale of a decimal column of text in a stream's result (no sample to find it)
 
 
@@ -86,7 +86,7 @@ class StreamPlan:
 
 def plan_stream(arguments: Arguments, max_delay: str | None, types: pa.Schema) -> StreamPlan:
     """A stream's plan, from ``find``'s arguments and the stream's columns as Arrow types."""
-    from cepcli.spark.frames import _count, _prepared, _shown
+    from cepcli.spark.arguments import checked_count, checked_show, prepared
 
     if arguments.order_col is not None:
         raise UsageError(
@@ -97,10 +97,10 @@ def plan_stream(arguments: Arguments, max_delay: str | None, types: pa.Schema) -
             "partitions= cuts a batch DataFrame into time shards: a stream is grouped by its [attr] key"
             " (spark.sql.shuffle.partitions spreads the groups)"
         )
-    compiled, options = _prepared(replace(arguments, schema=_stream_kinds(arguments, types)))
+    compiled, options = prepared(replace(arguments, schema=_stream_kinds(arguments, types)))
     delay = replace(options, sort=False, max_delay=max_delay).delay or 0  # (each part is read sorted)
-    shown = _shown(arguments.show)
-    run = RunOptions(arguments.engine, max_instances=_count(arguments.max_instances, "max_instances"))
+    shown = checked_show(arguments.show)
+    run = RunOptions(arguments.engine, max_instances=checked_count(arguments.max_instances, "max_instances"))
     reading = _reading(compiled, options, run, types)
     pattern = compiled.pattern
     _streamable(pattern, arguments.engine)
@@ -108,7 +108,7 @@ def plan_stream(arguments: Arguments, max_delay: str | None, types: pa.Schema) -
     if unknown:
         columns = ", ".join(reading.schema.columns)
         raise UsageError(f"show= names no column {unknown[0]!r} (columns: {columns})")
-    keys = tuple(pattern.branches[0].equiv) if keyed(pattern) else ()
+    keys = pattern.groups
     typed = shipped_schema(reading.schema, pattern, shown)
     decimal = frozenset(decimal_columns(reading.schema))
     scales = {f"{v.name}.{c}": _scale(types.field(c).type) for v in pattern.variables for c in decimal}
@@ -128,9 +128,11 @@ def plan_stream(arguments: Arguments, max_delay: str | None, types: pa.Schema) -
     return StreamPlan(job, keys, carried, decimal)
 
 
-def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
+def find_stream(arguments: Arguments, max_delay: str | None, late_rows: bool = False) -> Any:
     """The streaming DataFrame of ``arguments.query``'s matches over ``arguments.df`` (a
-    streaming DataFrame). See the module."""
+    streaming DataFrame); with ``late_rows``, the late rows too, each a row of its own with
+    every variable null and ``late_row`` its event's JSON (as a jsonl match writes it),
+    which a match has null. See the module."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -165,8 +167,11 @@ def find_stream(arguments: Arguments, max_delay: str | None) -> Any:
         F.coalesce(F.sum(F.when(F.col("kind") == "match", F.col("n"))), F.lit(0)).alias("matches"),
         F.coalesce(F.sum(F.when(F.col("kind") == "late", F.col("n"))), F.lit(0)).alias("late_rows"),
     )
-    matches = out.filter(F.col("kind") == "match").mapInArrow(decoded, spark_schema(job.typed))
-    return matches.select(*[decimals(f, set(plan.decimal), job.scales) for f in job.typed])
+    kinds = ("match", "late") if late_rows else ("match",)
+    typed = pa.schema([*job.typed, pa.field(LATE, pa.string())]) if late_rows else job.typed
+    matches = out.filter(F.col("kind").isin(*kinds)).mapInArrow(decoder(job, late_rows), spark_schema(typed))
+    columns = [decimals(f, set(plan.decimal), job.scales) for f in job.typed]
+    return matches.select(*columns, *([F.col(LATE)] if late_rows else []))
 
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -188,7 +193,7 @@ def _state_store(session: Any) -> None:
 def _arrow_types(df: Any) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(df.schema)
+    return to_arrow_schema(df.schema, timezone="UTC")  # (Spark's timestamps are instants)
 
 
 def _stream_kinds(arguments: Arguments, types: pa.Schema) -> dict[str, str]:
@@ -214,10 +219,10 @@ def _stream_kinds(arguments: Arguments, types: pa.Schema) -> dict[str, str]:
 
 
 def _reading(compiled: Any, options: Any, run: RunOptions, types: pa.Schema) -> Reading:
-    """How the executors read the stream's rows: ``cepcli.spark.frames._sample``'s reading
+    """How the executors read the stream's rows: ``cepcli.spark.arguments.sample_of``'s reading
     of a table of the stream's types, of one row of nulls (the kinds are all given: the row
     only carries the types)."""
-    from cepcli.spark.frames import sample_of
+    from cepcli.spark.arguments import sample_of
 
     sample = pa.table({f.name: pa.nulls(1, f.type) for f in types})
     reading, _ = sample_of(compiled, options, run, sample)
@@ -250,7 +255,7 @@ def _reader(
     job: StreamJob, keys: tuple[str, ...], carried: pa.Schema
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The reading stage: each micro-batch partition's rows as its groups' values."""
-    from cepcli.spark.frames import parts
+    from cepcli.spark.arguments import parts
 
     reading = job.reading
     fail = reading.inputs.on_bad_row == "fail"
@@ -306,11 +311,46 @@ def _carried(schema: pa.Schema, keys: tuple[str, ...], rows: list[tuple[Any, ...
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def decoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The matches' values (Arrow IPC) as rows of the result schema."""
-    for batch in batches:
-        for payload in batch.column(batch.schema.get_field_index("payload")).to_pylist():
-            yield from from_ipc(payload).to_batches()
+def decoder(
+    job: StreamJob, late_rows: bool = False
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The last stage: the groups' matches (Arrow IPC) as rows of the result schema; with
+    ``late_rows``, their late rows too (``LATE``)."""
+
+    def decoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            kinds = batch.column(batch.schema.get_field_index("kind")).to_pylist()
+            payloads = batch.column(batch.schema.get_field_index("payload")).to_pylist()
+            for kind, payload in zip(kinds, payloads, strict=True):
+                table = from_ipc(payload)
+                if kind == "late":
+                    table = _late(job, table)
+                elif late_rows:
+                    table = table.append_column(LATE, pa.nulls(table.num_rows, pa.string()))
+                yield from table.to_batches()
+
+    return decoded
+
+
+def _late(job: StreamJob, rows: pa.Table) -> pa.Table:
+    """Late rows as rows of the result: every variable null, ``LATE`` the row's event as
+    JSON, as a jsonl match writes an event."""
+    import json
+
+    from cepcli.output import kept, match_line
+    from cepcli.runtime.matches import Match
+    from cepcli.spark.shards import shard_columns
+
+    schema = job.reading.schema
+    events = shard_columns(rows, job.reading).events(np.arange(rows.num_rows, dtype=np.int64))
+    keep = kept(schema, job.show)
+    texts = [
+        json.dumps(json.loads(match_line(Match((("row", e),)), schema, ["row"], keep))["row"]) for e in events
+    ]
+    nulls = [pa.nulls(rows.num_rows, f.type) for f in job.typed]
+    return pa.Table.from_arrays(
+        [*nulls, pa.array(texts, pa.string())], schema=pa.schema([*job.typed, pa.field(LATE, pa.string())])
+    )
 
 
 def processor(job: StreamJob) -> Any:
