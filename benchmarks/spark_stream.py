@@ -141,6 +141,22 @@ def _stream(session: Any, query: str, source: Path, work: Path, keyed: bool, **t
     )
 
 
+def _held(session: Any, checkpoint: str, batch: int) -> tuple[int, int]:
+    """The groups and the bytes of rows (tail and waiting rows, Arrow IPC) the state holds
+    after micro-batch ``batch`` (Spark's state data source, at that version)."""
+    from pyspark.sql import functions as F
+
+    state = (
+        session.read.format("statestore")
+        .option("path", checkpoint)
+        .option("stateVarName", "cepcli")
+        .option("batchId", batch)
+        .load()
+    )
+    row = state.select(F.count("*"), F.sum(F.length("value.tail") + F.length("value.pending"))).first()
+    return int(row[0]), int(row[1] or 0)
+
+
 def _end(progress: dict[str, Any]) -> float:
     started = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
     return started + progress["durationMs"]["triggerExecution"] / 1000
@@ -156,6 +172,7 @@ def steady(session: Any, query: str, files: Path, keyed: bool) -> dict[str, Any]
         stream.awaitTermination()
         batches = [p for p in stream.recentProgress if p["numInputRows"]]
         matches = session.read.parquet(f"{tmp}/out").count()
+        held = [_held(session, f"{tmp}/ck", p["batchId"]) for p in batches]
     later = batches[5:]
     rows = sum(p["numInputRows"] for p in later)
     seconds = sum(p["durationMs"]["triggerExecution"] for p in later) / 1000
@@ -178,6 +195,7 @@ def steady(session: Any, query: str, files: Path, keyed: bool) -> dict[str, Any]
         "batch_events_per_s": df.count() / batch_seconds,
         "batch_seconds": batch_seconds,
         "state": state,
+        "held": held,
     }
 
 
@@ -246,11 +264,13 @@ def main() -> None:
             f" {said['stream_batch_seconds_median']:.2f} s), batch find {said['batch_events_per_s']:,.0f}"
             f" events/s ({said['batch_seconds']:.1f} s); {said['matches']:,} matches each"
         )
-        rows = [s[1] for s in said["state"]]
         memory = [s[2] for s in said["state"]]
-        print(f"state rows after each micro-batch: {rows}")
+        groups = [g for g, _ in said["held"]]
+        held = [b for _, b in said["held"]]
+        print(f"groups in the state after each micro-batch: {groups}")
+        print(f"bytes of rows the state holds after each micro-batch: {held}")
         middle = statistics.median(memory)
-        print(f"state memory (bytes) first/median/last: {memory[0]:,} / {middle:,.0f} / {memory[-1]:,}")
+        print(f"state store memory (bytes) first/median/last: {memory[0]:,} / {middle:,.0f} / {memory[-1]:,}")
         waits = latency(session, query, files, keyed)
         print(
             f"latency, arrival to matches committed (processingTime 1 s, a file every 3 s):"
