@@ -25,7 +25,8 @@ so every process would compile cepcli from source, a cost an installed cepcli do
 compileall writes the bytecode explicitly. DuckDB (``python -c``: a view over
 ``read_parquet``/``read_csv`` with rows numbered in file order, then ``SELECT count(*)``
 of a self-join; 8 GB memory limit) and polars (``python -c`` importing this module, a lazy
-query, ``collect``) use their own defaults, both cores; cepcli uses one.
+query, ``collect``) use their own defaults, both cores; cepcli its threads reading and
+evaluating ahead (both cores), and again with ``CEPCLI_THREADS=1`` (``cepcli, 1 core``).
 
 Parts (``--only``):
 
@@ -213,8 +214,16 @@ def measure(
 Run = Callable[[], Outcome]
 
 
-def cepcli_run(query: str, data: Path, options: list[str], scratch: Path, timeout: float) -> Run:
-    """``cepcli run`` as a whole process; its count is ``matches`` of ``--stats-json``."""
+def cepcli_run(
+    query: str,
+    data: Path,
+    options: list[str],
+    scratch: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """``cepcli run`` as a whole process; its count is ``matches`` of ``--stats-json``;
+    ``env``: more of the environment (``CEPCLI_THREADS=1``: on one core)."""
 
     def run() -> Outcome:
         q, stats, out = scratch / "q.sase", scratch / "stats.json", scratch / "matches.jsonl"
@@ -222,7 +231,10 @@ def cepcli_run(query: str, data: Path, options: list[str], scratch: Path, timeou
         stats.unlink(missing_ok=True)
         command = [CLI, "run", str(q), "-i", str(data), *options, "--format", "jsonl", "-o", str(out)]
         command += ["--stats-json", str(stats), "-q"]
-        wall, rss, printed = measure(command, timeout, scratch, CEPCLI.env())
+        environment = CEPCLI.env()
+        if env:
+            environment = {**(environment or os.environ), **env}
+        wall, rss, printed = measure(command, timeout, scratch, environment)
         if printed is None:
             return Outcome(wall, rss, None)
         numbers = json.loads(stats.read_text())
@@ -521,6 +533,7 @@ def _peers(title: str, data: Path, view: str, repeat: int, timeout: float, scrat
     for name, (query, where) in f3m_queries(F3M_MINUTES).items():
         runs = {
             "cepcli": cepcli_run(query, data, F3M_OPTIONS, scratch, timeout),
+            "cepcli, 1 core": cepcli_run(query, data, F3M_OPTIONS, scratch, timeout, {"CEPCLI_THREADS": "1"}),
             "DuckDB": duckdb_run(view, where, scratch, timeout),
             "polars": polars_run("f3m", name, data, F3M_MINUTES, scratch, timeout),
         }

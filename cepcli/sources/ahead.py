@@ -6,10 +6,16 @@ One rule for every reader: at most ``depth`` items wait; an exception of the ite
 raised in the reader's thread after the items before it; closing the generator early (an
 error, ``--max-matches``, Ctrl-C) stops the thread and waits for it, so none is left
 (the evaluation's thread: for a moment, see ``read_ahead``).
+
+``CEPCLI_THREADS=1`` (the environment) runs a run on one core: no thread of its own
+reads or evaluates ahead (the items are made as they are asked for) and pyarrow's pools
+have one thread; what two cores give is then measured on the same run (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -20,6 +26,25 @@ T = TypeVar("T")
 _DONE = object()
 
 
+@functools.cache
+def threads() -> int:
+    """The threads a run keeps busy: ``CEPCLI_THREADS``, else the machine's cores. At 1,
+    pyarrow's CPU and I/O pools are set to one thread too (once, for the process)."""
+    given = os.environ.get("CEPCLI_THREADS", "").strip()
+    if not given:
+        return os.cpu_count() or 1
+    try:
+        count = max(1, int(given))
+    except ValueError:
+        return os.cpu_count() or 1
+    if count == 1:
+        import pyarrow as pa
+
+        pa.set_cpu_count(1)
+        pa.set_io_thread_count(1)
+    return count
+
+
 def read_ahead(
     make: Callable[[], Iterator[T]], depth: int, name: str, wait: float | None = None
 ) -> Generator[T, None, None]:
@@ -27,6 +52,9 @@ def read_ahead(
     Closed early, it waits ``wait`` seconds at most for the thread to stop (None: until it
     does; an item that takes long to make, as a slice's joins, would hold up Ctrl-C: the
     thread, a daemon, then ends with the process, its next item never handed on)."""
+    if threads() == 1:  # one core: each item made when it is asked for
+        yield from make()
+        return
     waiting: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
