@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -48,9 +50,13 @@ QUERY = "PATTERN SEQ(A a, B b, !C c) WHERE [k] AND a.x < b.x WITHIN 4 seconds"
 
 
 def _put(directory: Path, name: str, rows: list[tuple[Any, ...]]) -> None:
-    """A file arriving whole (written aside, then renamed in, as Spark's file source wants)."""
+    """A file arriving whole (written aside, then renamed in, as Spark's file source wants),
+    a second after the one before it (Spark's file source takes files in that order)."""
     hidden = directory / f".{name}"
     hidden.write_text(HEADER + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    before = [p.stat().st_mtime for p in directory.iterdir() if not p.name.startswith(".")]
+    arrived = max([*before, time.time() - 1000]) + 1
+    os.utime(hidden, (arrived, arrived))
     hidden.rename(directory / name)
 
 
@@ -66,7 +72,14 @@ def _local(tmp_path: Path, upto: int, query: str = QUERY) -> Counter[tuple[tuple
 
 
 def _run(spark: Any, source: Path, out: Path, checkpoint: Path, **given: Any) -> Any:
-    df = spark.readStream.schema(SCHEMA).option("header", True).csv(str(source))
+    """The query over the files there, to its end (``availableNow``); ``one_by_one``: a
+    micro-batch per file, in the files' order (so a file read later is judged against the
+    watermark the files before it set)."""
+    one_by_one = given.pop("one_by_one", False)
+    reader = spark.readStream.schema(SCHEMA).option("header", True)
+    if one_by_one:
+        reader = reader.option("maxFilesPerTrigger", 1)
+    df = reader.csv(str(source))
     matches = cepcli.spark.find(given.pop("query", QUERY), df, **given)
     query = (
         matches.writeStream.format("parquet")
@@ -109,14 +122,12 @@ def test_a_stream_restarted_from_its_checkpoint_loses_no_match_and_repeats_none(
 
 
 def test_a_late_row_stops_the_stream_or_is_counted(spark: Any, tmp_path: Path) -> None:
+    pairs = "PATTERN SEQ(A a, B b) WITHIN 4 seconds"
     source = tmp_path / "in"
     source.mkdir()
     _put(source, "1.csv", FILES[0])
-    _run(spark, source, tmp_path / "out", tmp_path / "ck", query="PATTERN SEQ(A a, B b) WITHIN 4 seconds")
-    _put(source, "2.csv", [(20, "A", 2, 1, "p")])  # 2 s, after the watermark of 5 s
-    query = _run(
-        spark, source, tmp_path / "out", tmp_path / "ck", query="PATTERN SEQ(A a, B b) WITHIN 4 seconds"
-    )
+    _put(source, "2.csv", [(20, "A", 2, 1, "p"), (21, "B", 9, 9, "p")])  # 2 s: after the watermark, 5 s
+    query = _run(spark, source, tmp_path / "out", tmp_path / "ck", query=pairs, one_by_one=True)
     failure = query.exception()
     assert failure is not None
     carried = worker_error(failure)  # (what the command line says: one line, exit code 1)
@@ -124,15 +135,17 @@ def test_a_late_row_stops_the_stream_or_is_counted(spark: Any, tmp_path: Path) -
     said = "<stream>: a row at 1970-01-01T00:00:02Z came after the watermark, 1970-01-01T00:00:05Z"
     assert str(carried).startswith(said)  # (5 s: C's, a row no variable uses moves it too)
 
-    skipped = tmp_path / "skip"
-    skipped.mkdir()
-    _put(skipped, "1.csv", FILES[0])
-    _run(spark, skipped, tmp_path / "out2", tmp_path / "ck2", on_bad_row="skip")
-    _put(skipped, "2.csv", [(20, "A", 2, 1, "p"), (21, "B", 9, 9, "p")])
-    query = _run(spark, skipped, tmp_path / "out2", tmp_path / "ck2", on_bad_row="skip")
-    assert query.exception() is None
-    counted = [p["observedMetrics"]["cepcli"]["late_rows"] for p in query.recentProgress]
+    skipped = _run(
+        spark, source, tmp_path / "out2", tmp_path / "ck2", query=pairs, one_by_one=True, on_bad_row="skip"
+    )
+    assert skipped.exception() is None
+    counted = [p["observedMetrics"]["cepcli"]["late_rows"] for p in skipped.recentProgress]
     assert sum(counted) == 1
+    written = _ids(spark.read.parquet(str(tmp_path / "out2")).toArrow().to_pylist())
+    assert (("a", 0), ("b", 21)) not in written and (
+        ("a", 20),
+        ("b", 21),
+    ) not in written  # (A at 2 s left out)
 
 
 def test_run_spark_stream_writes_the_local_matches_and_its_stats(spark: Any, tmp_path: Path) -> None:
