@@ -34,7 +34,7 @@ def test_table_and_json_for_every_engine_and_window(files: tuple[Path, Path], tm
     out = tmp_path / "bench.json"
     result = _bench(files, "--windows", "5,10", "--json", str(out))
     assert result.exit_code == 0, result.output
-    assert "input read once" in result.stdout and "vs eager" in result.stdout
+    assert "input read once" in result.stdout and "run s" in result.stdout
     data = json.loads(out.read_text())
     assert data["events"] == 200 and data["windows"] == ["5", "10"]
     cells = data["cells"]
@@ -62,8 +62,23 @@ def test_a_disagreeing_engine_is_flagged_and_fails(
     monkeypatch.setitem(registry.ENGINES, "tree", registry.Engine("tree", real.build, lossy, real.lazy))
     result = _bench(files)
     assert result.exit_code == 1
-    assert "DIFFERENT" in result.stdout
+    assert [line.split()[-1] for line in result.stdout.splitlines() if " tree " in line] == ["NO"]
     assert "the engines found different matches" in result.stderr
+
+
+def test_the_table_leads_with_the_run_s_time_and_fits_80_columns(files: tuple[Path, Path]) -> None:
+    every = "eager,chain,tree,adaptive,first-chance,post-processing,columnar"
+    result = _bench(files, "--windows", "5,10", "--engines", every)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout  # (no cell or header cut)
+    header = next(line for line in lines if line.split()[:3] == ["window", "engine", "run"])
+    assert header.split()[2:6] == ["run", "s", "ev/s", "ev/s"]  # (the run's time and rate first)
+    rows = [line.split() for line in lines if line.split()[:2] in (["5", "eager"], ["10", "post-processing"])]
+    assert len(rows) == 2 and all(float(r[2]) > 0 for r in rows)
+    wide = _bench(files, "--windows", "5", "--wide")
+    assert "vs eager" in wide.stdout and "memops/event" in wide.stdout
 
 
 def test_plot_draws_a_png(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -95,7 +110,8 @@ def test_bench_counts_relevant_events_as_run_does(tmp_path: Path) -> None:
         cli, ["bench", "-e", query, "-i", str(data), "--engines", "tree", "--json", str(report)]
     )
     assert bench.exit_code == 0, bench.output
-    assert "the input's rows over the engine's own seconds" in " ".join(bench.stdout.split())
+    said = " ".join(bench.stdout.split())
+    assert "ev/s: the input's rows over that; eng ev/s: over the engine's own time" in said
     run = CliRunner().invoke(cli, ["run", "-e", query, "-i", str(data), "-q", "--stats-json", str(stats)])
     assert run.exit_code == 0
     assert (

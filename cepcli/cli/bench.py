@@ -42,6 +42,7 @@ from cepcli.errors import EngineDisagreement
     default=None,
     help="Draw throughput and peak instances against the window (needs cepcli[plot]).",
 )
+@click.option("--wide", is_flag=True, help="Every counter, not only what fits 80 columns.")
 def bench_command(
     query: tuple[str, ...],
     expression: tuple[str, ...],
@@ -50,6 +51,7 @@ def bench_command(
     repeat: int,
     json_path: str | None,
     plot_path: str | None,
+    wide: bool,
     **kw: Any,
 ) -> None:
     """Compare engines on QUERY: throughput, instances, work and memory, per window.
@@ -89,9 +91,9 @@ def bench_command(
         )
     for message in result.warnings:
         warn_line(err, message)
-    shown = out(highlight=False, width=None if sys.stdout.isatty() else 140)
+    shown = out(highlight=False, width=None if sys.stdout.isatty() else (200 if wide else 80))
     shown.print(f"input read once in {result.read_seconds:.2f} s; then replayed from memory")
-    shown.print(bench_table(result))
+    shown.print(bench_table(result, wide))
     if json_path:
         write_json(json_path, asdict(result))
     if plot_path:
@@ -99,4 +101,4 @@ def bench_command(
 
         plot_bench(result, plot_path)
     if not result.agree:
-        raise EngineDisagreement("the engines found different matches (see the 'agree' column)")
+        raise EngineDisagreement("the engines found different matches (see the 'ok' column)")
