@@ -81,18 +81,8 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 else _POST  # (the tree alone)
             )
             if automaton.columnar:  # what a file runs: the columnar joins, then the segments' tree
-                bounded = (
-                    "this pattern runs the columnar engine (a file or a pipe step by step, the"
-                    " window's tail carried; a DataFrame, an Arrow table or a Spark shard at once):"
-                    " its joins come first below (the run's order is in its stats), each negation an"
-                    " anti-join after them (the edge to R); with --stats-every, or --sort on a pipe,"
-                    " it runs in segments, the tree after them"
-                )
-                segments = _segment_note(pattern, automaton)
                 said = (
-                    bounded,
-                    segments,
-                    _stream_note(pattern),
+                    *_choices(pattern, automaton),
                     *_negations(pattern, _columnar_how(pattern, f"; {checked}")),
                 )
                 return Explanation(engine, (), "", branches, _columnar_views(pattern) + views, said)
@@ -102,7 +92,7 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
                 "",
                 branches,
                 views,
-                (_segment_note(pattern, automaton), *_negations(pattern, checked)),
+                (*_choices(pattern, automaton), *_negations(pattern, checked)),
             )
         case Pattern():  # the columnar engine: the pattern's plan, joined set-at-a-time
             views = _columnar_views(pattern)
@@ -134,12 +124,12 @@ def _stream_note(pattern: Pattern) -> str:
     if pattern.groups:
         keys = ", ".join(f"[{k}]" for k in pattern.groups)
         return (
-            f"in a Spark stream (--stream): a group per {keys} key, each key's rows evaluated on their"
-            " own, the keys spread over the state's partitions"
+            f"stream      in a Spark stream (--stream): a group per {keys} key, the keys spread over"
+            " the state's partitions"
         )
     return (
-        "in a Spark stream (--stream): one group (no [attr] key every variable shares), evaluated on one"
-        " task at a time; each micro-batch is still read on every core"
+        "stream      in a Spark stream (--stream): one group (no [attr] key every variable shares),"
+        " on one task at a time; each micro-batch still read on every core"
     )
 
 
@@ -222,34 +212,51 @@ def _joins(automaton: AdaptiveNfa) -> str:
     return ", ".join(f"{j.left[0]}.{j.left[1]} = {j.right[0]}.{j.right[1]}" for j in automaton.keys.joins)
 
 
-def _segment_note(pattern: Pattern, automaton: AdaptiveNfa) -> str:
-    """The adaptive engine's segments: how each chooses its engine."""
+def _choices(pattern: Pattern, automaton: AdaptiveNfa) -> tuple[str, ...]:
+    """What the adaptive engine runs for this pattern, and why: a short table, one line a
+    choice (the details of the segments' rule in its last line)."""
     windows = automaton.segment // max(pattern.window, 1)
-    return (
-        f"adaptive: time is cut into segments of {windows} windows; a segment runs the eager NFA"
-        f" when the variables' event counts in the segment before it are within 1:{automaton.ratio:g}"
-        f" of each other (at least {automaton.least} of the rarest), the Chain NFA in their order"
-        f" (rarest first) within 1:{automaton.chain_ratio:g}, else this tree; fewer counted"
-        f" and the counts are carried into the next segment's; the first segment's engine"
-        f" from the first events, held until the rarest is counted {automaton.first_least} times"
-        " (at most the first segment; on a pipe, from the counts of its first"
-        f" {automaton.first_span // max(pattern.window, 1)} windows);"
-        f" a change needs the ratio"
-        f" {automaton.hysteresis:g}x past the bound; a segment"
-        " that keeps the engine continues its runtime"
-        " (the stats say which, and when it changed)"
-        + (
-            f"; where the counts say eager, the equality joins ({_joins(automaton)}) choose the"
-            f" Chain NFA instead when eager's partial matches, estimated from the counts and the"
-            f" joined attributes' distinct values among the first {KEY_SAMPLE:,} events, outnumber"
-            f" the best chain's more than {KEYED:g}x"
+    lines = ["adaptive chooses, for this pattern:"]
+    if automaton.columnar:
+        lines += [
+            "  columnar    a file or a pipe (step by step, the window's tail carried), a DataFrame, an"
+            " Arrow table, a Spark shard (at once): its joins first below (the run's order in its"
+            " stats), each negation an anti-join (the edge to R)",
+            f"  segments    with --stats-every, or --sort on a pipe: segments of {windows} windows, each"
+            " by the variables' counts in the one before:",
+        ]
+    else:
+        lines.append(
+            f"  segments    everywhere (no columnar plan: a Kleene closure it does not run): segments of"
+            f" {windows} windows, each by the variables' counts in the one before:"
+        )
+    if automaton.eager is None:
+        lines.append("    tree      always (a Kleene variable, or an eager NFA too large)")
+    else:
+        keyed = (
+            f"; the equality joins ({_joins(automaton)}) choose the chain instead when eager's partial"
+            f" matches (estimated from the counts and the keys' distinct values in the first"
+            f" {KEY_SAMPLE:,} events) outnumber the best chain's more than {KEYED:g}x"
             if automaton.keys is not None
             else ""
         )
-        if automaton.eager is not None
-        else "adaptive: in segments, this pattern always runs the tree (it has a Kleene variable, or"
-        " its eager NFA would be too large)"
+        lines += [
+            f"    eager     the counts within 1:{automaton.ratio:g} of each other (at least"
+            f" {automaton.least} of the rarest){keyed}",
+            f"    chain     within 1:{automaton.chain_ratio:g}, the Chain NFA rarest first",
+            "    tree      otherwise (the tree below)",
+        ]
+    if automaton.columnar:
+        lines.append(f"  {_stream_note(pattern)}")
+    else:
+        lines.append("  stream      not in a Spark stream (--stream), which runs the columnar engine")
+    lines.append(
+        f"  (the first segment decides from the first events, until the rarest is counted"
+        f" {automaton.first_least} times; on a pipe, from its first"
+        f" {automaton.first_span // max(pattern.window, 1)} windows; a change needs the ratio"
+        f" {automaton.hysteresis:g}x past the bound; the stats say what ran, and when it changed)"
     )
+    return tuple(lines)
 
 
 # --- the normalised pattern ---------------------------------------------------------------

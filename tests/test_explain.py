@@ -131,7 +131,7 @@ def test_each_engine_says_where_a_negation_is_checked(engine: str, how: str) -> 
 def test_the_default_engine_shows_the_joins_it_runs_then_the_segments_tree() -> None:
     text = _explain(["-e", NEGATED])
     assert text.index("columnar branch 1") < text.index("tree 1")
-    assert "this pattern runs the columnar engine (a file or a pipe step by step" in text
+    assert "  columnar    a file or a pipe (step by step, the window's tail carried)" in text
     kleene = _explain(["-e", "PATTERN SEQ(A a, B+ b[], NOT(C c), D d) WITHIN 10"])
     assert "columnar branch" not in kleene and "tree 1" in kleene
     assert "NOT C c: checked after the positive part is matched (post-processing)" in kleene
