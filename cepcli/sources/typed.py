@@ -80,15 +80,26 @@ class TypedBatch:
     pending: tuple[tuple[int, Kind], ...] = ()
 
     def take(self, keep: np.ndarray) -> TypedBatch:
-        """The rows where ``keep`` (a boolean mask) holds."""
-        mask = arrow(keep)
+        """The rows where ``keep`` (a boolean mask) holds: by their positions (numpy's
+        boolean indexing of a sparse mask costs 8x a take of its positions, Arrow's filter
+        3x its take), each distinct array once (the type column is also a column)."""
+        at = np.flatnonzero(keep)
+        positions = arrow(at)
+        taken: dict[int, pa.Array] = {}
+
+        def of(values: pa.Array) -> pa.Array:
+            key = id(values)
+            if key not in taken:
+                taken[key] = values.take(positions)
+            return taken[key]
+
         return TypedBatch(
-            self.rows[keep],
-            self.ts[keep],
-            self.types.filter(mask),
-            [c.filter(mask) for c in self.columns],
-            self.time_text.filter(mask),
-            self.bad[keep],
+            self.rows[at],
+            self.ts[at],
+            of(self.types),
+            [of(c) for c in self.columns],
+            of(self.time_text),
+            self.bad[at],
             None,
             self.decimals,
             self.pending,
