@@ -81,8 +81,9 @@ def test_matched_rows_show_every_column_as_a_full_read(tmp_path: Path, group_row
 
 def test_fetch_reads_the_left_away_columns_of_any_rows(tmp_path: Path) -> None:
     """The reader's own contract: after ``project``, the batches hold nulls where the columns
-    were left away, and ``fetch`` gives their values for row ids in any order, across row
-    groups, with the row ids of a split that starts later in the file."""
+    were left away (text and nested ones: those of a fixed width are read with the rest,
+    cheap to decode and dear to read again), and ``fetch`` gives their values for row ids in
+    any order, across row groups, with the row ids of a split that starts later in the file."""
     table = _table(3)
     path = tmp_path / "t.parquet"
     pq.write_table(table, path, row_group_size=64)
@@ -91,7 +92,7 @@ def test_fetch_reads_the_left_away_columns_of_any_rows(tmp_path: Path) -> None:
     first = next(batches)  # read before the projection: every column
     assert first.columns[3].null_count < len(first)
     away = reader.project({"type", "ts", "x"})
-    assert away == ["note", "code", "price", "when", "big", "tags"]
+    assert away == ["note", "code", "tags"]
     rest = list(batches)
     assert all(b.columns[3].null_count == len(b) for b in rest[7:])  # the next row groups
     rows = np.array([399, 0, 65, 64, 63, 200, 65], dtype=np.int64)
@@ -103,9 +104,9 @@ def test_fetch_reads_the_left_away_columns_of_any_rows(tmp_path: Path) -> None:
 
     split = ParquetReader(InputOptions(path=str(path), split=(128, 320, 1000)))  # rows 128:320, ids from 1000
     list(split.batches())
-    split.project({"type", "ts"})
+    assert split.project({"type", "ts"}) == ["note", "code", "tags"]  # (x, an integer, is read)
     got = split.fetch(np.array([1000 + 63, 1000, 1000 + 150], dtype=np.int64))
-    expected = table.column("x").take(pa.array([128 + 63, 128, 128 + 150])).to_pylist()
+    expected = table.column("note").take(pa.array([128 + 63, 128, 128 + 150])).to_pylist()
     assert got[0].to_pylist() == expected
     split.close()
 

@@ -79,11 +79,13 @@ class ParquetReader:
             self.project(options.only)
 
     def project(self, names: Collection[str]) -> list[str]:
-        """From the next row group on, read only the columns ``names``, and read ahead; the
-        columns left away (returned) are nulls of their type, until ``fetch`` reads them."""
-        self.wanted = [c for c in self.columns if c in names]
+        """From the next row group on, read only the columns ``names`` (and those of a
+        fixed width: ``_cheap``), and read ahead; the columns left away (returned) are nulls
+        of their type, until ``fetch`` reads them."""
+        cheap = {f.name for f in self.file.schema_arrow if _cheap(f.type)}
+        self.wanted = [c for c in self.columns if c in names or c in cheap]
         self.ahead = True
-        self.away = [c for c in self.columns if c not in names]
+        self.away = [c for c in self.columns if c not in self.wanted]
         return self.away
 
     def batches(self) -> Iterator[RawBatch]:
@@ -223,6 +225,20 @@ def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
 
 AHEAD = 2  # row groups read ahead of the run
 FETCH_BYTES = 1 << 25  # the row groups ``fetch`` read, kept for its next calls, at most
+
+
+def _cheap(type_: pa.DataType) -> bool:
+    """A column of fixed-width values (numbers, booleans, times), read with the others
+    rather than left away: decoding it with its row group costs little (2 ms a million
+    values), where fetching it for the matches reads its row groups again (on 30M flights,
+    a SEQ3's 320 matches in 100 of 110 row groups: 0.8 s of the run's 1.7)."""
+    return (
+        pa.types.is_integer(type_)
+        or pa.types.is_floating(type_)
+        or pa.types.is_boolean(type_)
+        or pa.types.is_temporal(type_)
+        or pa.types.is_decimal(type_)
+    )
 
 
 def _read_ahead(reader: ParquetReader, groups: list[int]) -> Generator[pa.Table, None, None]:
