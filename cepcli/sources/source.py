@@ -322,6 +322,7 @@ class Source:
         ``floor``: the latest row before it, as time, text and row), and prefiltered: the rows
         kept, their variable masks, and the error that ends the input after them (``fail``)."""
         typer = self.typer(typed | prefilter.columns)
+        typer.coded = typed - prefilter.columns  # (text only two variables' conditions read)
         check = _Checks(self.options, self.name, stats, typer)
         check.latest = floor
         if checks is not None:

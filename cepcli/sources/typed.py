@@ -57,6 +57,10 @@ class Typing:
     text: bool
     streaming: bool
     sample: str  # where the kinds came from, for messages
+    # text columns a typed input holds as a dictionary, kept so until the rows some variable
+    # can use are taken (``TypedBatch.take``): those only conditions of two variables read
+    # (the prefilter reads plain text); decoding every row's string costs most of a column
+    coded: frozenset[str] = frozenset()
     warnings: list[str] = field(default_factory=list)  # said once each (the stats keep them)
     origins: dict[int, str] = field(default_factory=dict)  # where a decided kind came from
     warned: set[str] = field(default_factory=set)  # columns warned about
@@ -78,6 +82,7 @@ class TypedBatch:
     # columns of a typed format the query does not read, left as read: typed (with their
     # kind) only for the rows that become events (``rows.make_events``)
     pending: tuple[tuple[int, Kind], ...] = ()
+    coded: frozenset[int] = frozenset()  # text columns still a dictionary (``Typing.coded``)
 
     def take(self, keep: np.ndarray) -> TypedBatch:
         """The rows where ``keep`` (a boolean mask) holds: by their positions (numpy's
@@ -93,11 +98,14 @@ class TypedBatch:
                 taken[key] = values.take(positions)
             return taken[key]
 
+        columns = [of(c) for c in self.columns]
+        for i in self.coded:  # (typed as text now, as ``type_batch`` would: the rows kept only)
+            columns[i] = type_native(columns[i], Kind.STR)[0]
         return TypedBatch(
             self.rows[at],
             self.ts[at],
             of(self.types),
-            [of(c) for c in self.columns],
+            columns,
             of(self.time_text),
             self.bad[at],
             None,
@@ -130,6 +138,7 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
     typed: list[pa.Array] = []
     pending: list[tuple[int, Kind]] = []
     shaped: set[int] = set()  # text columns typed here (a decimal's shape checked, markers gone)
+    coded: set[int] = set()  # text columns left a dictionary (``Typing.coded``)
     for i, (column_name, column) in enumerate(zip(schema.columns, columns, strict=True)):
         if typer.kinds[i] is Kind.PENDING:
             _decide(column, i, typer, raw)
@@ -138,6 +147,9 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
         if native and column_name not in typer.typed and not typer.streaming:
             values, wrong = column, np.zeros(0, dtype=np.int64)  # typed when an event is made
             pending.append((i, kind))
+        elif native and kind is Kind.STR and column_name in typer.coded and _text_dictionary(column.type):
+            values, wrong = column, np.zeros(0, dtype=np.int64)  # (decoded when the rows are taken)
+            coded.add(i)
         elif native:
             try:
                 values, wrong = type_native(column, kind)
@@ -177,7 +189,16 @@ def type_batch(raw: RawBatch, typer: Typing, name: str = "<input>") -> TypedBatc
         if k is Kind.DECIMAL and pa.types.is_string(c.type) and i in shaped
     )  # (an unread column's text stays text, typed when written, as every kind's)
     return TypedBatch(
-        raw.rows, ts, types, typed, columns[time_at], bad, first_why, text_decimals, tuple(pending)
+        raw.rows,
+        ts,
+        types,
+        typed,
+        columns[time_at],
+        bad,
+        first_why,
+        text_decimals,
+        tuple(pending),
+        frozenset(coded),
     )
 
 
