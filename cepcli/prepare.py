@@ -130,8 +130,20 @@ def input_path(compiled: Compiled, given: str | None) -> str:
         return "-"  # FROM '-': standard input (the query may still say how to read it)
     if compiled.query.source is not None:
         source = Path(compiled.query.source)
-        return str(source if source.is_absolute() else Path(compiled.path).parent / source)
+        return _tidy(str(source if source.is_absolute() else Path(compiled.path).parent / source))
     return "-"
+
+
+def _tidy(path: str) -> str:
+    """A path joined from the query file's folder and its FROM, without the ``..`` of the
+    joining (``patterns/../data.csv`` is ``data.csv``, as messages name it): resolved as
+    the system does (through links), then relative to the working folder when it lies
+    under it."""
+    if ".." not in Path(path).parts:
+        return path
+    resolved = os.path.realpath(path)
+    relative = os.path.relpath(resolved)
+    return resolved if relative.startswith("..") else relative
 
 
 def prepare(

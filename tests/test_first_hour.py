@@ -47,3 +47,20 @@ def test_stats_json_is_written_when_the_reader_of_the_output_leaves(tmp_path: Pa
     assert json.loads(first)["a"]["_row"] == 0
     said = json.loads(stats.read_text())
     assert said["output_closed"] is True and said["matches"] >= 1 and said["events"] > 0
+
+
+def test_a_from_path_beside_the_query_is_named_without_its_dots(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """FROM is relative to the query file: ``queries/../data/x.csv`` is named as the file
+    it is, ``data/x.csv`` (from the working folder), in messages, and read from there."""
+    (tmp_path / "queries").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.csv").write_text("type,ts\nA,1\nB,2\n")
+    query = tmp_path / "queries" / "q.sase"
+    monkeypatch.chdir(tmp_path)
+    query.write_text("FROM '../data/missing.csv'\nPATTERN SEQ(A a, B b) WITHIN 5\n")
+    missing = CliRunner().invoke(cli, ["run", "queries/q.sase"])
+    assert missing.exit_code == 1
+    assert "data/missing.csv: cannot open" in missing.output and ".." not in missing.output
+    query.write_text("FROM '../data/x.csv'\nPATTERN SEQ(A a, B b) WITHIN 5\n")
+    found = CliRunner().invoke(cli, ["run", "queries/q.sase", "--format", "jsonl", "-q"])
+    assert found.exit_code == 0 and len(found.output.splitlines()) == 1

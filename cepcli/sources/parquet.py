@@ -82,8 +82,8 @@ class ParquetReader:
         """From the next row group on, read only the columns ``names`` (and those of a
         fixed width: ``_cheap``), and read ahead; the columns left away (returned) are nulls
         of their type, until ``fetch`` reads them."""
-        cheap = {f.name for f in self.file.schema_arrow if _cheap(f.type)}
-        self.wanted = [c for c in self.columns if c in names or c in cheap]
+        away = set(left_away(self.file.schema_arrow, names))
+        self.wanted = [c for c in self.columns if c not in away]
         self.ahead = True
         self.away = [c for c in self.columns if c not in self.wanted]
         return self.away
@@ -229,6 +229,12 @@ def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
 
 AHEAD = 2  # row groups read ahead of the run
 FETCH_BYTES = 1 << 25  # the row groups ``fetch`` read, kept for its next calls, at most
+
+
+def left_away(schema: pa.Schema, used: Collection[str]) -> list[str]:
+    """The columns a projection to ``used`` leaves away (``ParquetReader.project``, and a
+    Spark job's splits): those not used but for the fixed-width ones (``_cheap``)."""
+    return [f.name for f in schema if f.name not in used and not _cheap(f.type)]
 
 
 def _cheap(type_: pa.DataType) -> bool:

@@ -27,6 +27,7 @@ from cepcli.prepare import Compiled, RunOptions
 from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, format_of
+from cepcli.sources.parquet import left_away
 from cepcli.spark.reading import Reading, ship_types
 from cepcli.spark.splits import Split
 
@@ -154,7 +155,9 @@ def projected(
     if not all(engine(options.engine).columnar(compiled.pattern) for _, compiled in queries):
         return reading
     used = {schema.type_col, schema.time_col}.union(*(c.pattern.columns for _, c in queries))
-    away = tuple(c for c in schema.columns if c not in used)
+    import pyarrow.parquet as pq
+
+    away = tuple(left_away(pq.read_schema(splits[0].path), used))  # (the local reader's rule)
     files = {s.path: s.first_row - s.start for s in splits}
     return replace(reading, away=away, files=tuple(files.items())) if away else reading
 
