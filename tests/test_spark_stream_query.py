@@ -71,6 +71,17 @@ def _local(tmp_path: Path, upto: int, query: str = QUERY) -> Counter[tuple[tuple
     return _ids([m for m in cepcli.find(query, str(whole))])
 
 
+@pytest.fixture(autouse=True)
+def one_state_partition(spark: Any) -> Any:
+    """The streams here keep their state in one partition (a state store each, per
+    micro-batch: the session's four cost twice the time), as ``cepcli run --stream`` sets
+    for a pattern without a key; the keys' groups are the same in any number of them."""
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    yield
+    spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
 def _run(spark: Any, source: Path, out: Path, checkpoint: Path, **given: Any) -> Any:
     """The query over the files there, to its end (``availableNow``); ``one_by_one``: a
     micro-batch per file, in the files' order (so a file read later is judged against the
