@@ -37,7 +37,7 @@ class ParquetReader:
             raise InputError("Parquet cannot be read from standard input: give its path", filename="<stdin>")
         try:
             self.file = pq.ParquetFile(options.path)
-            self.dictionary = _dictionary(self.file, options.type_col)
+            self.dictionary = _text_columns(self.file)
             if self.dictionary:
                 self.file.close()
                 self.file = pq.ParquetFile(options.path, read_dictionary=self.dictionary)
@@ -82,10 +82,9 @@ class ParquetReader:
         """From the next row group on, read only the columns ``names`` (and those of a
         fixed width: ``_cheap``), and read ahead; the columns left away (returned) are nulls
         of their type, until ``fetch`` reads them."""
-        away = set(left_away(self.file.schema_arrow, names))
-        self.wanted = [c for c in self.columns if c not in away]
+        self.away = left_away(self.file.schema_arrow, names)
+        self.wanted = [c for c in self.columns if c not in self.away]
         self.ahead = True
-        self.away = [c for c in self.columns if c not in self.wanted]
         return self.away
 
     def batches(self) -> Iterator[RawBatch]:
@@ -214,13 +213,12 @@ class ParquetReader:
             self.fetch_file.close()
 
 
-def _dictionary(file: pq.ParquetFile, type_col: str | None) -> list[str] | None:
+def _text_columns(file: pq.ParquetFile) -> list[str] | None:
     """The text columns read as dictionaries: their values are not made one by one (half
     the cost of reading flights' row groups), the prefilter looks up each distinct type
     once (a row's is its index), and a column only two variables' conditions read is
     decoded for the rows some variable can use (``Typing.coded``); the others as they are
     typed."""
-    del type_col
     names = [
         f.name for f in file.schema_arrow if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
     ]

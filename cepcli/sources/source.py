@@ -251,8 +251,10 @@ class Source:
             del i
         return out
 
-    def typer(self, typed: frozenset[str]) -> Typing:
-        """How this input's batches are typed; ``typed``: the columns the query reads."""
+    def typer(self, typed: frozenset[str], coded: frozenset[str] = frozenset()) -> Typing:
+        """How this input's batches are typed; ``typed``: the columns the query reads;
+        ``coded``: text columns a dictionary may stay until the rows are taken
+        (``Typing.coded``)."""
         schema = self.schema()
         assert self._time is not None
         return Typing(
@@ -265,6 +267,7 @@ class Source:
             self.reader.text,
             self.reader.streaming,
             self.sample,
+            coded,
         )
 
     # --- frequencies ---------------------------------------------------------------------------
@@ -321,8 +324,8 @@ class Source:
         """Each piece of the input, typed and checked (bad rows, and the time order from
         ``floor``: the latest row before it, as time, text and row), and prefiltered: the rows
         kept, their variable masks, and the error that ends the input after them (``fail``)."""
-        typer = self.typer(typed | prefilter.columns)
-        typer.coded = typed - prefilter.columns  # (text only two variables' conditions read)
+        # (text only conditions of two variables read, not the prefilter, may stay coded)
+        typer = self.typer(typed | prefilter.columns, typed - prefilter.columns)
         check = _Checks(self.options, self.name, stats, typer)
         check.latest = floor
         if checks is not None:

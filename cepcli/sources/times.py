@@ -462,7 +462,7 @@ def native_nanoseconds(values: pa.Array) -> pa.Array:
     ints = pc.cast(values, pa.int64())
     if unit == "ns":
         return ints
-    factor = {"s": 10**9, "ms": 10**6, "us": 10**3}[unit]
+    factor = _NS_PER[unit]
     raw = _filled(ints)
     over = (np.abs(raw) > (2**63 - 1) // factor) | ints.is_null().to_numpy(zero_copy_only=False)
     return pa.array(np.where(over, 0, raw) * factor, mask=over)

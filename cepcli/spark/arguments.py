@@ -12,14 +12,14 @@ import pyarrow as pa
 
 from cepcli.engine_names import DEFAULT_ENGINE
 from cepcli.errors import UsageError
-from cepcli.events import Kind
 from cepcli.prepare import Compiled, QueryText, RunOptions, prepare
 from cepcli.query.options import ON_BAD_ROW
 from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import given_kinds
 from cepcli.sources.options import InputOptions
-from cepcli.spark.reading import Reading, ship_types
+from cepcli.spark.options import SparkOptions
+from cepcli.spark.reading import Reading, read_kinds, ship_types
 
 ROW_IDS = "__cepcli_row_id"  # the column of row ids a part is read with (``InputOptions.row_col``)
 PART_ROWS = 1 << 18  # rows read at once by the local reader, within a partition
@@ -46,6 +46,29 @@ class Arguments:
     show: Sequence[str] | None = None
     order_col: str | None = None
     csv: bool = False  # the DataFrame is a CSV's text (Spark's CSV reader): kinds by values
+
+
+def from_command_line(
+    text: str, df: Any, inputs: InputOptions, options: RunOptions, spark: SparkOptions, **changes: Any
+) -> Arguments:
+    """``find``'s arguments as the command line gives them (``--spark`` over a DataFrame
+    Spark read, ``--stream``), with ``changes``."""
+    given = Arguments(
+        text,
+        df,
+        inputs.type_col,
+        inputs.time_col,
+        options.engine,
+        inputs.time_unit,
+        inputs.time_format,
+        {column: kind.value for column, kind in inputs.schema} or None,
+        inputs.null_values,
+        inputs.on_bad_row,
+        options.max_instances,
+        spark.partitions,
+        spark.show,
+    )
+    return replace(given, **changes)
 
 
 def prepared(arguments: Arguments) -> tuple[Compiled, InputOptions]:
@@ -114,14 +137,9 @@ def sample_of(
         shipped, exact, _ = ship_types(job)  # (uses up the job's pieces: after the order)
     finally:
         job.close()
-    # a time column of text read as ISO-8601 is given as a time, so that every part reads it so
-    kinds = tuple(
-        Kind.TIME if name == schema.time_col and spec.how == "iso" else kind
-        for name, kind in zip(schema.columns, schema.kinds, strict=True)
-    )
     given = replace(
         options,
-        schema=tuple(zip(schema.columns, kinds, strict=True)),
+        schema=read_kinds(schema, spec),
         time_format=spec.format,
         row_col=ROW_IDS,
     )

@@ -51,7 +51,15 @@ from cepcli.runtime.options import MAX_SUBSETS
 from cepcli.runtime.stats import Stats
 from cepcli.sources.kinds import SAMPLE_ROWS
 from cepcli.sources.options import InputOptions, format_of
-from cepcli.spark.arguments import Arguments, checked_count, checked_show, parts, prepared, sample_of
+from cepcli.spark.arguments import (
+    Arguments,
+    checked_count,
+    checked_show,
+    from_command_line,
+    parts,
+    prepared,
+    sample_of,
+)
 from cepcli.spark.deliver import decimals, typed_shard, write_result_parquet
 from cepcli.spark.evaluate import SHIPPED_ROWS, by_shard, quantiles, shard_bounds
 from cepcli.spark.options import SparkOptions
@@ -111,7 +119,12 @@ def find(
     if unknown:
         raise no_such_keyword(find, unknown)
     if isinstance(query, Mapping):  # each query its own result (each a query of its own, for a stream)
-        given = {k: v for k, v in locals().items() if k not in ("query", "df", "unknown", "given")}
+        given: dict[str, Any] = {
+            "type_col": type_col, "time_col": time_col, "engine": engine, "time_unit": time_unit,
+            "time_format": time_format, "schema": schema, "null_values": null_values,
+            "on_bad_row": on_bad_row, "max_instances": max_instances, "partitions": partitions,
+            "show": show, "order_col": order_col, "max_delay": max_delay, "late_rows": late_rows,
+        }  # fmt: skip
         return {str(name): find(text, df, **given) for name, text in query.items()}
     arguments = Arguments(
         query, df, type_col, time_col, engine, time_unit, time_format, schema, null_values,
@@ -517,22 +530,8 @@ def run_frame(
             out = spark
             if many and spark.output is not None:
                 out = replace(spark, output=f"{spark.output.rstrip('/')}/query={name}", name=name)
-            arguments = Arguments(
-                compiled.text,
-                df,
-                inputs.type_col,
-                inputs.time_col,
-                options.engine,
-                inputs.time_unit,
-                inputs.time_format,
-                {column: kind.value for column, kind in inputs.schema} or None,
-                inputs.null_values,
-                inputs.on_bad_row,
-                options.max_instances,
-                spark.partitions,
-                spark.show,
-                csv=not spark.table and format_of(path or "", inputs.format) == "csv",
-            )
+            csv = not spark.table and format_of(path or "", inputs.format) == "csv"
+            arguments = from_command_line(compiled.text, df, inputs, options, spark, csv=csv)
             # (not ``find``: the command line's messages keep its flags)
             if out.output is None:
                 _find(

@@ -21,14 +21,13 @@ from typing import Any
 import cepcli.spark.splits as cut
 from cepcli.engines import engine
 from cepcli.errors import InputError
-from cepcli.events import Kind
 from cepcli.notes import Notes
 from cepcli.prepare import Compiled, RunOptions
 from cepcli.run import Run
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.sources.parquet import left_away
-from cepcli.spark.reading import Reading, ship_types
+from cepcli.spark.reading import Reading, read_kinds, ship_types
 from cepcli.spark.splits import Split
 
 _COMPRESSED = (".gz", ".bz2", ".zst", ".zstd", ".lz4", ".br")
@@ -68,17 +67,11 @@ def sample(
         job.close()
     first = queries[0][1].pattern
     stats.order = orders[0] or tuple(v.name for v in first.variables if not v.negated)
-    # the executors' kinds are the sample's; a time column of text read as ISO-8601 is given
-    # as a time (a JSON field of text is a ``str`` column), so that they read it so too
-    kinds = tuple(
-        Kind.TIME if name == schema.time_col and spec.how == "iso" else kind
-        for name, kind in zip(schema.columns, schema.kinds, strict=True)
-    )
     given = replace(
         inputs,
         path=None,
         columns=schema.columns,
-        schema=tuple(zip(schema.columns, kinds, strict=True)),
+        schema=read_kinds(schema, spec),  # (the executors' kinds are the sample's)
         time_format=spec.format,
     )
     texts = tuple(c.text for _, c in queries) if len(queries) > 1 else ()

@@ -37,6 +37,7 @@ from cepcli.sources.options import InputOptions
 from cepcli.sources.parquet import ParquetReader
 from cepcli.sources.rows import typed_columns
 from cepcli.sources.text import ARROW_TYPES
+from cepcli.sources.times import TimeSpec
 from cepcli.sources.typed import time_shown
 from cepcli.spark.splits import Split
 
@@ -61,6 +62,16 @@ class Reading:
     away: tuple[str, ...] = ()
     files: tuple[tuple[str, int], ...] = ()
     pending: tuple[tuple[int, Kind], ...] = ()
+
+
+def read_kinds(schema: Schema, spec: TimeSpec) -> tuple[tuple[str, Kind], ...]:
+    """The kinds every part of the input is read with: the sample's, but a time column of
+    text read as ISO-8601 given as a time, so that every part reads it so (a JSON field
+    of text is a ``str`` column, and a part's own values could look like numbers)."""
+    return tuple(
+        (name, Kind.TIME if name == schema.time_col and spec.how == "iso" else kind)
+        for name, kind in zip(schema.columns, schema.kinds, strict=True)
+    )
 
 
 def ship_types(

@@ -73,8 +73,7 @@ class StreamJob:
     def reach(self) -> int:
         """How far back from ``now`` a row may still be used: the window, two with a
         trailing negation (which may precede a match's earliest event)."""
-        waits = any(b.trailing for b in self.pattern.branches)
-        return self.pattern.window * (2 if waits else 1)
+        return self.pattern.window * (2 if self.waits else 1)
 
     @property
     def waits(self) -> bool:

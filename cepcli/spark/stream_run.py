@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cepcli.errors import UsageError
@@ -27,6 +27,7 @@ from cepcli.run import Run, peak_rss_mb
 from cepcli.runtime.stats import Stats
 from cepcli.sources.options import InputOptions, format_of
 from cepcli.spark.options import SparkOptions
+from cepcli.spark.reading import read_kinds
 
 FORMATS = {"parquet": "parquet", "jsonl": "json"}  # --format: Spark's sink
 
@@ -41,7 +42,7 @@ def run_stream(
 ) -> dict[str, Stats]:
     """The stream's query, started, waited for (to its end with ``--available-now``, else
     to Ctrl-C, which stops it between micro-batches), its counters in ``stats``."""
-    from cepcli.spark.arguments import Arguments
+    from cepcli.spark.arguments import from_command_line
     from cepcli.spark.session import session, spark_failures
     from cepcli.spark.streams import find_stream
 
@@ -78,20 +79,10 @@ def run_stream(
     try:
         with spark_failures([]):
             df = _source(spark_session, directory, fmt, first, inputs, sampled)
-            arguments = Arguments(
-                compiled.text,
-                df,
-                inputs.type_col,
-                inputs.time_col,
-                options.engine,
-                inputs.time_unit,
-                sampled.time_format,
-                sampled.kinds,
-                inputs.null_values,
-                inputs.on_bad_row,
-                options.max_instances,
-                show=spark.show,
-            )
+            arguments = from_command_line(  # (--partitions cuts a batch's time shards: not a stream's)
+                compiled.text, df, inputs, options, spark, partitions=None,
+                time_format=sampled.time_format, schema=sampled.kinds,
+            )  # fmt: skip
             result = find_stream(arguments, inputs.max_delay)
             # the state's partitions (fixed by the checkpoint's first run): one group needs one;
             # keys are spread over the cores (each partition is a state store of its own)
@@ -153,13 +144,13 @@ def _jvm_output_away(verbose: bool) -> Iterator[None]:
         os.close(null)
 
 
+@dataclass(frozen=True, slots=True)
 class _Sample:
     """What the first file's sample decides: the kinds (as ``schema=``) and the time format."""
 
-    def __init__(self, kinds: dict[str, str], time_format: str | None, columns: tuple[str, ...]) -> None:
-        self.kinds = kinds
-        self.time_format = time_format
-        self.columns = columns
+    kinds: dict[str, str]
+    time_format: str | None
+    columns: tuple[str, ...]
 
 
 def _first_file(directory: str, fmt: str | None) -> str:
@@ -186,11 +177,7 @@ def _sampled(compiled: Compiled, inputs: InputOptions, options: RunOptions) -> _
         schema, spec = job.schema, job.time_reading
     finally:
         job.close()
-    kinds = {
-        name: (Kind.TIME if name == schema.time_col and spec.how == "iso" else kind).value
-        for name, kind in zip(schema.columns, schema.kinds, strict=True)
-        if kind is not Kind.UNKNOWN
-    }
+    kinds = {name: kind.value for name, kind in read_kinds(schema, spec) if kind is not Kind.UNKNOWN}
     return _Sample(kinds, spec.format, schema.columns)
 
 
