@@ -50,6 +50,11 @@ Parts (``--only``):
   ``flights.csv.gz``, ``--engine columnar``, ``chain``, ``tree`` and ``eager``: the engine's own
   time (``seconds - input_seconds`` of ``--stats-json``) and the whole process (target: eager's
   own time at least 10x the columnar engine's).
+* ``range``: a range join, ``SEQ(ORD a, DFW b) WHERE a.delay > 120 AND b.delay > a.delay``
+  on flights-3m at 1, 6, 24 and 72 hours: cepcli, the cepcli of ``--before REV`` (a commit
+  without range joins: it expands every pair in the windows), DuckDB (its IEJoin: the SQL
+  below) and polars (``join_where`` on the three inequalities); with the pairs the windows
+  held and those the range join kept (``columnar_range_joins`` of the stats).
 * ``startup``: ``cepcli run`` on a 10-row CSV (one match) against ``python -c "import
   pyarrow.csv, pyarrow.compute"`` (and ``python -c pass``), median of 7 interleaved (target:
   at most 1.5x the pyarrow import).
@@ -104,7 +109,9 @@ F3M10 = SCRATCH / "flights-3m-x10-years.parquet"
 NYC_SEQ3 = "PATTERN SEQ(UA a, B6 b, OO c) WHERE a.origin = c.origin WITHIN {hours} hours"
 LAZY = "PATTERN SEQ(UA a, B6 b, OO c) WHERE a.dep_delay < b.dep_delay WITHIN 2 hours"
 PYARROW_IMPORT = 'python -c "import pyarrow.csv, pyarrow.compute"'
-PARTS = ("f3m", "f3m10", "nyc", "lazy", "startup")
+RANGE = "PATTERN SEQ(ORD a, DFW b) WHERE a.delay > 120 AND b.delay > a.delay WITHIN {hours} hours"
+RANGE_HOURS = (1, 6, 24, 72)
+PARTS = ("f3m", "f3m10", "nyc", "lazy", "startup", "range")
 
 
 def f3m_queries(minutes: int) -> dict[str, tuple[str, str]]:
@@ -384,12 +391,41 @@ def _polars_nyc(data: str, hours: int) -> pl.LazyFrame:
     return _near(ca, s["b"], "c_ts", "b_ts", w).filter(before("a", "b") & before("b", "c"))
 
 
-def polars_count(kind: str, name: str, data: str, window: int) -> int:
-    """The number of rows of the joined frame of query ``name`` (``kind`` f3m: window in
-    minutes; nyc: in hours)."""
+def _polars_range(data: str, hours: int) -> pl.LazyFrame:
+    """``RANGE``: ``join_where`` on the order, the window and the delays."""
     import polars as pl
 
-    frame = _polars_f3m(name, data, window) if kind == "f3m" else _polars_nyc(data, window)
+    w = hours * 3600 * 10**9
+    col = pl.col
+    frame = (
+        pl.scan_parquet(data)
+        .with_row_index("r")
+        .select("r", "origin", "delay", ts=col("date").dt.epoch("ns"))
+    )
+    s = _sides(frame, "origin", {"a": "ORD", "b": "DFW"})
+    late = s["a"].filter(col("a_delay") > 120)
+    return late.join_where(
+        s["b"], col("b_delay") > col("a_delay"), col("b_r") > col("a_r"), col("b_ts") <= col("a_ts") + w
+    )
+
+
+def range_where(hours: int) -> str:
+    """``RANGE`` in SQL, over ``f a, f b`` (the f3m view)."""
+    return (
+        "a.origin = 'ORD' AND b.origin = 'DFW' AND a.delay > 120 AND b.delay > a.delay"
+        f" AND a.r < b.r AND b.ts <= a.ts + INTERVAL {hours} HOUR"
+    )
+
+
+def polars_count(kind: str, name: str, data: str, window: int) -> int:
+    """The number of rows of the joined frame of query ``name`` (``kind`` f3m: window in
+    minutes; nyc and range: in hours)."""
+    import polars as pl
+
+    if kind == "range":
+        frame = _polars_range(data, window)
+    else:
+        frame = _polars_f3m(name, data, window) if kind == "f3m" else _polars_nyc(data, window)
     return int(frame.select(pl.len()).collect().item())
 
 
@@ -691,6 +727,64 @@ def part_lazy(repeat: int, timeout: float, scratch: Path) -> list[str]:
     return [] if problem is None else [problem]
 
 
+BEFORE = Cepcli()  # ``--before``: the cepcli the range part compares with
+
+
+def part_range(repeat: int, timeout: float, scratch: Path) -> list[str]:
+    problems = []
+    print(f"\n## A range join: `{RANGE.format(hours='H')}` on flights-3m")
+    print(machine_line(repeat))
+    print(
+        f"cepcli: {CEPCLI_SHAPE.format(data=F3M.name, options=' '.join(F3M_OPTIONS))}; before: {BEFORE.label}"
+    )
+    print(f"DuckDB: `SELECT count(*) FROM f a, f b WHERE {range_where(0).replace('0 HOUR', 'H HOUR')}`")
+    print("polars: `a.join_where(b, b_delay > a_delay, b_r > a_r, b_ts <= a_ts + H)`")
+    print(
+        "\n| window | run | wall s | peak RSS MB | `seconds` | matches | pairs in windows | pairs made"
+        " | before / this | DuckDB / this | polars / this |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for hours in RANGE_HOURS:
+        query = RANGE.format(hours=hours)
+        before = cepcli_run(query, F3M, F3M_OPTIONS, scratch, timeout)
+        runs = {
+            "cepcli": cepcli_run(query, F3M, F3M_OPTIONS, scratch, timeout),
+            "cepcli before": lambda before=before: _with(BEFORE, before),
+            "DuckDB": counting_run(
+                duckdb_script(f3m_view(F3M), f"SELECT count(*) FROM f a, f b WHERE {range_where(hours)}"),
+                scratch,
+                timeout,
+            ),
+            "polars": polars_run("range", "range", F3M, hours, scratch, timeout),
+        }
+        results = interleaved(runs, repeat)
+        for run, s in results.items():
+            sizes = (
+                next(iter((s.done[-1].stats.get("columnar_range_joins") or {}).values()), {})
+                if s.done
+                else {}
+            )
+            ratios = [_ratio(results[p].wall, s.wall) for p in ("cepcli before", "DuckDB", "polars")]
+            print(
+                f"| {hours} h | {run} | {_wall_cell(s, timeout)} | {s.rss:.0f} | {_cell(s.stat('seconds'))}"
+                f" | {_cell(s.matches, '{:,}')} | {_cell(sizes.get('window_pairs'), '{:,}')}"
+                f" | {_cell(sizes.get('pairs'), '{:,}')} | {' | '.join(ratios)} |"
+            )
+        if (problem := agree(f"range {hours} h", results)) is not None:
+            problems.append(problem)
+    return problems
+
+
+def _with(which: Cepcli, run: Run) -> Outcome:
+    """``run`` with ``which`` cepcli."""
+    global CEPCLI
+    saved, CEPCLI = CEPCLI, which
+    try:
+        return run()
+    finally:
+        CEPCLI = saved
+
+
 def part_startup(repeat: int, timeout: float, scratch: Path) -> list[str]:
     q, data, stats = scratch / "one.sase", scratch / "ten.csv", scratch / "one-stats.json"
     q.write_text("PATTERN SEQ(A a, B b) WITHIN 10\n")
@@ -743,6 +837,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per process")
     parser.add_argument("--commit", default=None, help="measure this commit's cepcli/ (git archive)")
+    parser.add_argument("--before", default=None, help="range: compare with this commit's cepcli/")
     args = parser.parse_args()
     parts = [p for p in args.only.split(",") if p]
     unknown = set(parts) - set(PARTS)
@@ -754,11 +849,16 @@ def main() -> None:
         "nyc": part_nyc,
         "lazy": part_lazy,
         "startup": part_startup,
+        "range": part_range,
     }
     SCRATCH.mkdir(exist_ok=True)
+    global CEPCLI, BEFORE
     if args.commit:
-        global CEPCLI
         CEPCLI = snapshot(args.commit)
+    if args.before:
+        BEFORE = snapshot(args.before)
+    elif "range" in parts:
+        parser.error("the range part needs --before REV (a commit to compare with)")
     problems: list[str] = []
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         for part in parts:

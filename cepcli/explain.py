@@ -20,6 +20,7 @@ from cepcli.automata.tree import TreeBranch, TreeNfa, tree_state
 from cepcli.plan.pattern import Branch, Pattern, Variable
 from cepcli.query import ast as a
 from cepcli.query.printer import print_duration, print_expr, print_structure
+from cepcli.runtime.bands import MIN_WINDOW
 
 TREE_LAYERS_SHOWN = 4  # variables up to which the whole (lazily instantiated) tree is listed
 
@@ -406,7 +407,7 @@ def _columnar(pattern: Pattern, branch: Branch, index: int, order: tuple[str, ..
     bound: set[str] = set()
     for i, var in enumerate(names):
         v = pattern.variable(var)
-        key = _join_key(branch, bound, var)
+        key = "; ".join(x for x in (_join_key(branch, bound, var), _join_range(branch, bound, var)) if x)
         states.append(StateView(f"q{i + 1}", ", ".join([*sorted(bound), var]), "positive", key))
         edges.append(
             EdgeView(
@@ -448,6 +449,20 @@ def _join_key(branch: Branch, bound: set[str], var: str) -> str:
                 return f"by key {var}.{attr} = {other}.{join.attr_of(other)}"
     if bound and branch.equiv:
         return "by key " + ", ".join(f"[{x}]" for x in branch.equiv)
+    return ""
+
+
+def _join_range(branch: Branch, bound: set[str], var: str) -> str:
+    """The order the join of ``var`` may search by (``runtime.bands``), if any."""
+    for cond in branch.conditions:
+        band = cond.band
+        if band is not None and var in cond.variables and cond.negated is None:
+            attr, op, other, theirs = band.of(var)
+            if other in bound:
+                return (
+                    f"by range {var}.{attr} {op} {other}.{theirs} where its windows hold"
+                    f" {MIN_WINDOW}+ candidates (numbers of one type)"
+                )
     return ""
 
 

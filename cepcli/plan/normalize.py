@@ -7,7 +7,7 @@ from itertools import product
 from cepcli.errors import QueryError
 from cepcli.plan import strategy
 from cepcli.plan.nnf import to_nnf
-from cepcli.plan.pattern import Branch, Condition, Join, Pattern, Role, Variable
+from cepcli.plan.pattern import Band, Branch, Condition, Join, Pattern, Role, Variable
 from cepcli.query import ast as a
 from cepcli.query.checks import check_query
 
@@ -155,8 +155,20 @@ def _classify(written: a.Expr, variables: dict[str, Variable]) -> Condition:
         prefilter,
         negated,
         _join(expr),
+        _band(expr),
         written if written is not expr else None,
     )
+
+
+def _band(expr: a.Expr) -> Band | None:
+    """``a.x < c.y`` (or ``<=``, ``>``, ``>=``): an order between plain attributes of two
+    variables."""
+    match expr:
+        case a.Compare(
+            "<" | "<=" | ">" | ">=" as op, a.Attr(v1, x1, a.Index.PLAIN), a.Attr(v2, x2, a.Index.PLAIN)
+        ) if v1 != v2:
+            return Band((v1, x1), op, (v2, x2))
+    return None
 
 
 def _join(expr: a.Expr) -> Join | None:

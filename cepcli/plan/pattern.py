@@ -74,6 +74,26 @@ class Join:
 
 
 @dataclass(frozen=True, slots=True)
+class Band:
+    """An order between plain attributes of two variables (``a.x < c.y``): the events of
+    one side are those on one side of the other's value (a range join)."""
+
+    left: tuple[str, str]  # (variable, attribute)
+    op: str  # < <= > >=
+    right: tuple[str, str]
+
+    def of(self, var: str) -> tuple[str, str, str, str]:
+        """From ``var``'s side: ``(attribute, op, other, other's attribute)``, so that the
+        condition reads ``var.attribute op other.attribute``."""
+        if self.left[0] == var:
+            return self.left[1], self.op, self.right[0], self.right[1]
+        return self.right[1], _FLIPPED[self.op], self.left[0], self.left[1]
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+@dataclass(frozen=True, slots=True)
 class Condition:
     """A top-level WHERE conjunct, lowered once for every consumer (the runtimes, the
     prefilter, the tree's probes, Spark): ``expr`` in negation normal form (``plan.nnf``:
@@ -89,6 +109,7 @@ class Condition:
     prefilter: bool = False  # single-variable, element-wise: applied before the automaton
     negated: str | None = None  # the negated variable it mentions: its negation check decides it
     join: Join | None = None  # ``a.x = c.y`` between two plain attributes
+    band: Band | None = None  # ``a.x < c.y`` between two plain attributes
     written: a.Expr | None = field(default=None, compare=False, repr=False)  # None: ``expr``
 
     @property

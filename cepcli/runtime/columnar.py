@@ -67,6 +67,8 @@ from cepcli.plan.keys import present
 from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.plan.python import compile_condition
 from cepcli.query import ast as a
+from cepcli.runtime import bands
+from cepcli.runtime.bands import Blocks, Pairs
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
@@ -74,6 +76,7 @@ from cepcli.runtime.stats import Stats
 SLICE_ROWS = 1 << 20  # relevant rows a slice owns, at most (a window on each side more)
 STEP_TUPLES = 1 << 21  # partial matches one join may make before its slice is halved
 _KEY_TYPES = (pa.int64(), pa.string(), pa.bool_())  # equal keys are equal values, exactly
+_NUMBER_TYPES = (pa.int64(), pa.float64())  # ordered by numpy as the conditions order them
 _NO_KEY = -1
 
 
@@ -276,6 +279,12 @@ def evaluate_found(
                 for j in mine_:
                     j["partial_matches"] += had.get(j["variable"], 0)
         stats.extra["columnar_joins"] = joins
+        if run.ranged:  # the joins made by range (``runtime.bands``): the pairs their windows held, kept
+            earlier = stats.extra.get("columnar_range_joins") if summed else None
+            for var, sizes in run.ranged.items():
+                for k, n in (earlier.get(var, {}) if isinstance(earlier, dict) else {}).items():
+                    sizes[k] += n
+            stats.extra["columnar_range_joins"] = run.ranged
 
 
 @dataclass(slots=True)
@@ -315,6 +324,8 @@ class _Run:
     made: dict[int, Event] = field(init=False)  # events made so far, by position
     budget: bool = field(init=False)  # the slice can be halved: a join past STEP_TUPLES does
     joins: dict[int, dict[str, int]] = field(init=False)  # per branch: partial matches after each join
+    numbers: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(init=False)  # ``_numbers``
+    ranged: dict[str, dict[str, int]] = field(init=False)  # per variable: its range joins' sizes
 
     def __post_init__(self) -> None:
         self.window = Window(self.pattern.window)
@@ -325,6 +336,8 @@ class _Run:
         self.codes = self.data.codes
         self.made = self.data.made
         self.joins = {}
+        self.numbers = {}
+        self.ranged = {}
         self.budget = False
 
     # --- slices -------------------------------------------------------------------------------
@@ -570,10 +583,20 @@ class _Run:
             last = np.where(wanted == _NO_KEY, first, last)  # a missing key equals nothing
         counts = np.maximum(last - first, 0)
         total = int(counts.sum())
-        self._made_rows(total)
-        parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
-        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-        chosen = pick[np.repeat(first, counts) + offset]
+        pairs = self._banded(branch, table, bound, var, pick, first, last, total)
+        if pairs is None:
+            self._made_rows(total)
+            parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
+            offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+            chosen = pick[np.repeat(first, counts) + offset]
+        else:
+            self._made_rows(len(pairs.parent))
+            parent, chosen = pairs.parent, pick[pairs.index]
+            ranged = self.ranged.setdefault(var, {"joins": 0, "window_pairs": 0, "pairs": 0})
+            ranged["joins"] += 1
+            ranged["window_pairs"] += total
+            ranged["pairs"] += len(parent)
+            total = len(parent)
         times = ts[chosen]
         positions = {v: p[parent] for v, p in table.positions.items()}
         distinct = np.ones(total, dtype=bool)
@@ -781,6 +804,60 @@ class _Run:
             elif var == x and y in bound:
                 lo, hi = np.maximum(lo, table.positions[y] - 1), np.minimum(hi, table.positions[y])
         return lo, hi
+
+    def _banded(
+        self,
+        branch: Branch,
+        table: _Table,
+        bound: set[str],
+        var: str,
+        pick: np.ndarray,
+        first: np.ndarray,
+        last: np.ndarray,
+        total: int,
+    ) -> Pairs | None:
+        """The join of ``var`` as a range join (``runtime.bands``), where an order between
+        ``var``'s attribute and a bound variable's (``a.delay < b.delay``) is one of the
+        conditions and the windows hold many candidates each (``total`` pairs); None: expand
+        every pair."""
+        if total <= bands.MIN_PAIRS or len(table) * bands.MIN_WINDOW > total:
+            return None  # (few pairs, or windows of a few candidates: expanding them costs less)
+        for cond in branch.conditions:
+            band = cond.band
+            if band is None or var not in cond.variables or cond.negated is not None:
+                continue
+            attr, op, other, theirs = band.of(var)
+            if other not in bound:
+                continue
+            mine_values, theirs_values = self._numbers(attr), self._numbers(theirs)
+            if mine_values is None or theirs_values is None or mine_values[0].dtype != theirs_values[0].dtype:
+                continue
+            at = table.positions[other]
+            threshold, present = theirs_values[0][at], theirs_values[1][at]
+            last = np.where(present, last, first)  # (a missing value is in no order)
+            pairs = Blocks.of(mine_values[0][pick]).pairs(first, last, threshold, op)
+            if pairs is not None:
+                self.stats.predicate_evaluations += pairs.compared + pairs.searched
+            return pairs
+        return None
+
+    def _numbers(self, attr: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A numeric column's values by position (a missing one as 0) and where they are
+        present (not missing, not NaN); None for a column a range join cannot order
+        (decimals, times, text, mixed)."""
+        if attr in self.numbers:
+            return self.numbers[attr]
+        schema = self.schema
+        column = whole(self.data.columns[schema.index(attr)]) if attr != schema.time_col else None
+        out: tuple[np.ndarray, np.ndarray] | None = None
+        if column is not None and column.type in _NUMBER_TYPES and schema.kind(attr) is not Kind.DECIMAL:
+            values = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False))
+            present = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            if values.dtype.kind == "f":
+                present &= ~np.isnan(values)
+            out = values, present
+        self.numbers[attr] = out
+        return out
 
     def _key(
         self, branch: Branch, bound: set[str], var: str
