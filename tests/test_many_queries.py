@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -197,37 +196,27 @@ def test_find_takes_a_list_or_a_dict(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_several_queries_under_spark_print_what_a_local_run_prints(tmp_path: Path) -> None:
+def test_several_queries_under_spark_print_what_a_local_run_prints(spark: object, tmp_path: Path) -> None:
     """``--spark`` reads the input once for every query, and evaluates each query's shards;
     the driver writes their matches as the local one-pass run does (each with its query;
     csv's header first, the lines in any order), or the executors write them to
-    ``DIR/query=NAME/``."""
-    import subprocess
-    import sys
-
+    ``DIR/query=NAME/``. (In-process, on the tests' session: the CLI's own process and JVM
+    are ``test_spark.py``'s.)"""
     rules, data = _write(tmp_path)
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    cepcli_path = str(Path(sys.executable).with_name("cepcli"))
     for fmt in ("jsonl", "csv"):
-        args = [cepcli_path, "run", str(rules), "-i", str(data), "--format", fmt, "-q"]
-        local = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
-        spark = subprocess.run(
-            [*args, "--spark", "--master", "local[2]"], capture_output=True, text=True, timeout=300, env=env
-        )
-        assert local.returncode == 0 and spark.returncode == 0, spark.stderr
-        want, got = local.stdout.splitlines(), spark.stdout.splitlines()
+        args = ["run", str(rules), "-i", str(data), "--format", fmt, "-q"]
+        local = CliRunner().invoke(cli, args)
+        remote = CliRunner().invoke(cli, [*args, "--spark", "--master", "local[2]"])
+        assert local.exit_code == 0 and remote.exit_code == 0, remote.output
+        want, got = local.stdout.splitlines(), remote.stdout.splitlines()
         assert got[:1] == want[:1] if fmt == "csv" else True
         assert sorted(got) == sorted(want) and len(want) >= 4, fmt
         if fmt == "jsonl":  # the executors write each query's lines to DIR/query=NAME/, read once
             out, stats = tmp_path / "out", tmp_path / "stats.json"
-            written = subprocess.run(
-                [*args, "--spark", "--master", "local[2]", "-o", str(out), "--stats-json", str(stats)],
-                capture_output=True,
-                text=True,
-                timeout=300,
-                env=env,
+            written = CliRunner().invoke(
+                cli, [*args, "--spark", "--master", "local[2]", "-o", str(out), "--stats-json", str(stats)]
             )
-            assert written.returncode == 0, written.stderr
+            assert written.exit_code == 0, written.output
             parts = sorted(p for p in out.glob("query=*/part-*"))
             lines = [line for p in parts for line in p.read_text().splitlines()]
             assert sorted(lines) == sorted(want)

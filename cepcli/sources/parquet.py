@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cepcli.arrays import sorted_distinct
+from cepcli.arrays import arrow, sorted_distinct
 from cepcli.errors import InputError
 from cepcli.sources.ahead import read_ahead
 from cepcli.sources.batches import RawBatch, plain
@@ -168,11 +168,11 @@ class ParquetReader:
                         break
                     del self.fetched[old]
             self.fetched[g] = table  # (the most recently used last)
-            at = pa.array(positions[groups == g] - self.starts[g], pa.int64())
+            at = arrow((positions[groups == g] - self.starts[g]).astype(np.int64))
             for column, piece in zip(self.away, pieces, strict=True):
                 taken = plain(table.column(column).take(at))
                 piece.append(taken.dictionary_decode() if column in self.coded else taken)
-        back = pa.array(np.argsort(order, kind="stable"), pa.int64())  # to the rows' order
+        back = arrow(np.argsort(order, kind="stable").astype(np.int64))  # to the rows' order
         return [pa.concat_arrays(piece).take(back) for piece in pieces]
 
     def _fetching(self) -> pq.ParquetFile:
