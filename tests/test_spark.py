@@ -319,8 +319,8 @@ def test_max_delay_is_the_local_run_across_splits(spark: object, tmp_path: Path,
     local = _local(query, data, "eager", **inputs)
     assert local[0] and (local[1] is not None) == (on_bad_row == "fail")
     assert "comes later than --max-delay 4s allows" in (local[1] or "") or local[2] > 10
-    for engine in ("eager", "tree"):
-        assert _spark(query, data, engine, split_bytes=60, **inputs) == local
+    for engine in ("eager", "tree"):  # (shards of the window: a match crosses their borders)
+        assert _spark(query, data, engine, shard_seconds=6, split_bytes=60, **inputs) == local
 
 
 def test_two_shards_run_at_the_same_time(spark: object, tmp_path: Path) -> None:
@@ -847,7 +847,8 @@ def test_the_typing_rule_is_the_local_one(spark: object, tmp_path: Path, on_bad_
     local = _local(query, data, "tree", on_bad_row=on_bad_row)
     assert local[0], "the query should match something"
     assert (local[1] is not None) == (on_bad_row == "fail")
-    assert _spark(query, data, "tree", on_bad_row=on_bad_row) == local
+    # splits of about 8 rows (past the sample and in it), shards of 10 s: a task each
+    assert _spark(query, data, "tree", shard_seconds=10, split_bytes=400, on_bad_row=on_bad_row) == local
 
 
 # --- what a local run prints, byte for byte -----------------------------------------------
