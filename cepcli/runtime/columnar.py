@@ -326,6 +326,7 @@ class _Run:
     joins: dict[int, dict[str, int]] = field(init=False)  # per branch: partial matches after each join
     numbers: dict[str, tuple[np.ndarray, np.ndarray] | None] = field(init=False)  # ``_numbers``
     ranged: dict[str, dict[str, int]] = field(init=False)  # per variable: its range joins' sizes
+    newest: dict[int, str | None] = field(init=False)  # ``_newest``, per branch
 
     def __post_init__(self) -> None:
         self.window = Window(self.pattern.window)
@@ -338,6 +339,7 @@ class _Run:
         self.joins = {}
         self.numbers = {}
         self.ranged = {}
+        self.newest = {}
         self.budget = False
 
     # --- slices -------------------------------------------------------------------------------
@@ -537,11 +539,12 @@ class _Run:
         step costs its new rows, not the tail)."""
         if self.increment is None or self._waits(branch):
             return None
-        positives = {v.name for v in branch.positives}
-        for name in positives:
-            if branch.before(name) == positives - {name}:
-                return name
-        return None
+        key = id(branch)  # (the pattern's own branches; a hash would walk every condition)
+        if key not in self.newest:
+            positives = {v.name for v in branch.positives}
+            last = [name for name in sorted(positives) if branch.before(name) == positives - {name}]
+            self.newest[key] = last[0] if last else None
+        return self.newest[key]
 
     def _candidates(self, branch: Branch, var: str, start: int, stop: int) -> np.ndarray:
         """``var``'s positions among ``[start, stop)`` (from the new rows on, for the
