@@ -372,7 +372,8 @@ class Run:
         waits = any(b.trailing for p in self.patterns for b in p.branches)
         extra, steps = self.stats.extra, 0
         extra["columnar_steps"] = steps
-        for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits):
+        queries = len(self.patterns)
+        for step in self.source.steps(self.prefilter, self.stats, self.typed, window, waits, queries):
             steps += 1
             extra["columnar_steps"] = steps  # (as it goes: a run stopped by Ctrl-C says its steps)
             yield step

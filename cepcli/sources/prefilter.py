@@ -30,6 +30,12 @@ class VariableFilter:
     conditions: tuple[a.Expr, ...]
     compiled: tuple[CompiledCondition, ...]  # the same conditions, for the unsure rows
 
+    @property
+    def shapes(self) -> tuple[a.Expr, ...]:
+        """The conditions with the variable's name left out: two variables (of two queries)
+        with the same condition read the same rows' values, evaluated once per batch."""
+        return tuple(a.renamed(c, dict.fromkeys(a.variables_of(c), "")) for c in self.conditions)
+
 
 @dataclass(slots=True)
 class Prefilter:
@@ -42,6 +48,10 @@ class Prefilter:
     # ``types``, whether a row had it; and a few of the input's other types (for a hint).
     seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     others: set[str] = field(default_factory=set)
+    # the bits of the variables without conditions, by a row's type code + 1 (0: a type no
+    # variable has): a row's mask from them is one look-up, whatever the number of variables
+    plain: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    shapes: tuple[tuple[a.Expr, ...], ...] = ()  # per variable: ``VariableFilter.shapes``
 
     def _codes(self, types: pa.Array) -> np.ndarray:
         """Per row, the position of its type among the pattern's (-1: none): one hash
@@ -81,13 +91,23 @@ class Prefilter:
             n.attr for f in filters for c in f.conditions for n in a.iter_expr(c) if isinstance(n, a.Attr)
         )
         names = list(dict.fromkeys(f.type for f in filters if f.type is not None))
+        codes = {t: i for i, t in enumerate(names)}
+        plain = np.zeros(len(names) + 1, dtype=np.int64)
+        for f in filters:
+            if not f.conditions:
+                if f.type is None:
+                    plain |= np.int64(1) << f.bit
+                else:
+                    plain[codes[f.type] + 1] |= np.int64(1) << f.bit
         return cls(
             filters,
             columns,
             schema,
             pa.array(names, pa.string()),
-            {t: i for i, t in enumerate(names)},
+            codes,
             np.zeros(len(names), dtype=bool),
+            plain=plain,
+            shapes=tuple(f.shapes for f in filters),
         )
 
     def unseen(self) -> list[tuple[str, list[str]]]:
@@ -116,18 +136,28 @@ class Prefilter:
         """Per row, the bit mask of variables that can use it; and the number of
         condition evaluations (rows x conditions) it took. ``events_at(positions)`` makes
         the events the compiled conditions need for unsure rows."""
-        mask = np.zeros(len(types), dtype=np.int64)
         evaluations = 0
         frame = Frame.of_events(columns, ts, self.schema)
         codes = self._codes(types)
         self._see(types, codes)
-        for f in self.variables:
-            hit = np.ones(len(codes), dtype=bool) if f.type is None else codes == self.type_codes[f.type]
-            for cond, compiled in zip(f.conditions, f.compiled, strict=True):
+        mask = self.plain[codes + 1]  # the variables without conditions
+        of_type: dict[str | None, np.ndarray] = {}  # per type, its rows
+        done: dict[a.Expr, tuple[np.ndarray, np.ndarray | None]] = {}  # per condition, its result
+        for f, shapes in zip(self.variables, self.shapes, strict=True):
+            if not f.conditions:
+                continue
+            if f.type not in of_type:
+                of_type[f.type] = (
+                    np.ones(len(codes), dtype=bool) if f.type is None else codes == self.type_codes[f.type]
+                )
+            hit = of_type[f.type]
+            for cond, shape, compiled in zip(f.conditions, shapes, f.compiled, strict=True):
                 if not hit.any():
                     break
                 evaluations += int(np.count_nonzero(hit))
-                result, unsure = evaluate(cond, frame)
+                if shape not in done:
+                    done[shape] = evaluate(cond, frame)
+                result, unsure = done[shape]
                 keep = hit & result
                 if unsure is not None and (unsure & hit).any():
                     at = np.flatnonzero(unsure & hit)

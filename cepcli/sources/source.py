@@ -37,6 +37,7 @@ from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds,
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 STEP_ROWS = 1 << 16  # a file's new relevant rows in a step of an incremental evaluation, at least
+STEP_QUERIES = 4  # ... times the queries evaluated over each step, up to this many
 STEP_SECONDS = 0.25  # a pipe's rows read while more were waiting, evaluated this often at least
 _INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
@@ -457,7 +458,13 @@ class Source:
         return away, (self.reader.fetch if away else None)
 
     def steps(
-        self, prefilter: Prefilter, stats: Stats, typed: frozenset[str], window: int, waits: bool
+        self,
+        prefilter: Prefilter,
+        stats: Stats,
+        typed: frozenset[str],
+        window: int,
+        waits: bool,
+        queries: int = 1,
     ) -> Iterator[tuple[Columns, Increment]]:
         """The input's relevant rows as the steps of an incremental evaluation (but with
         ``--sort``). Each step's columns are the tail carried, then the new rows. The tail
@@ -469,7 +476,9 @@ class Source:
         when the rows to come would wait for the writer (its matches out as soon as its rows
         are in; with ``waits``, also when time has moved on), or ``STEP_SECONDS`` after the
         last step, so a fast writer's rows make large steps and a slow one's are evaluated
-        at once; when the new rows are at least ``STEP_ROWS`` and as many as the tail's; and
+        at once; when the new rows are at least ``STEP_ROWS`` (times the ``queries`` evaluated
+        over each step, up to ``STEP_QUERIES``: each pays a step's fixed cost) and as many as
+        the tail's; and
         at the end (every match left decided;
         ``Columns.until`` the time reached where an error ended the input, raised after that
         step). Memory: the tail, the delay's rows and one step's rows, not the input's."""
@@ -488,6 +497,7 @@ class Source:
         streaming = self.streaming
         reach = window * (2 if waits else 1)
         checks: list[_Checks] = []
+        least = STEP_ROWS * min(max(queries, 1), STEP_QUERIES)
 
         def step(now: int | None, until: int | None = None) -> tuple[Columns, Increment]:
             started = time.perf_counter()
@@ -515,7 +525,7 @@ class Source:
                 if cut is not None:
                     error = cut
                 moved = waits and tail and reached != before
-                due = new_rows >= max(tail_rows, STEP_ROWS) or (
+                due = new_rows >= max(tail_rows, least) or (
                     streaming and (time.monotonic() - stepped >= STEP_SECONDS or not self._ready())
                 )
                 if (new_rows or moved) and due:
