@@ -7,7 +7,8 @@ The queries are SEQ3s and AND3s over airport triples at 20 minutes (types are or
 ``--type-col origin --time-col date``), some with a condition. Each repeat runs the 20 alone
 and then all of them in one run (``cepcli run DIR``: the input read once), interleaved;
 the medians are reported, and the per-query match counts of the one run must equal those of
-the runs alone. Target: the one run takes at most 3x the slowest query alone. Not a test.
+the runs alone. Target: the one run takes at most 2x the slowest query alone (3x before the
+every-core issue). Not a test.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def main() -> None:
     print(
         f"\nSum of the runs alone: {sum(medians.values()):.2f} s; the slowest alone ({slowest}):"
         f" {medians[slowest]:.2f} s; the one run: {one:.2f} s = {ratio:.2f}x the slowest"
-        f" (target at most 3x: **{'met' if ratio <= 3 else 'not met'}**)"
+        f" (target at most 2x: **{'met' if ratio <= 2 else 'not met'}**)"
     )
 
 
