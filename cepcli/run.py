@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # pyarrow and numpy are imported with the input (see ``Run.__
 T = TypeVar("T")
 EVALUATED_AHEAD = 4  # the columnar engine's slices evaluated ahead of their matches' writing, at most
 MAX_BITS = 62  # the variables of all the queries together (a row's mask is an int64)
+MADE_KEPT = 1 << 18  # events of matches kept for the other queries' matches, at most
 
 
 def evaluated_ahead(make: Callable[[], Iterator[T]]) -> Iterator[T]:
@@ -382,8 +383,9 @@ class Run:
     ) -> Iterator[tuple[str, Match | Found]]:
         """The columnar engine over ``steps`` of the input (every query over each step's
         rows, one after another), evaluated a few steps ahead of the writing."""
+        import numpy as np
 
-        from cepcli.runtime.columnar import evaluate_found
+        from cepcli.runtime.columnar import Increment, evaluate_found
 
         run, evaluation = self.run, self.evaluation
         relevant = 0
@@ -399,13 +401,17 @@ class Run:
                 fresh = 0 if increment is None else increment.fresh
                 relevant += len(data) - fresh
                 for name, pattern in zip(self.names, self.patterns, strict=True):  # one after another
-                    # each query over the rows every query's variables can use: its joins take
-                    # its own variables' rows (their bits), and what the queries share is made
-                    # once (the key columns' codes, the events of matches, the rows' values)
                     order = tuple(v.name for v in pattern.variables)
+                    bits = sum(1 << v.bit for v in pattern.variables)
+                    mine = _rows_of(data, bits, self.schema, pattern.columns)
+                    step = increment
+                    if increment is not None and mine is not data:  # its rows' positions
+                        step = Increment(
+                            int(np.count_nonzero(data.masks[:fresh] & bits)), increment.before, increment.now
+                        )
                     part = self.parts[name]
-                    found = evaluate_found(pattern, order, data, self.schema, part, evaluation, increment)
-                    yield from ((name, f) for f in found)
+                    for found in evaluate_found(pattern, order, mine, self.schema, part, evaluation, step):
+                        yield name, found
 
         try:
             for name, found in evaluated_ahead(evaluated):
@@ -508,6 +514,55 @@ def explain_query(
 def peak_rss_mb() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return usage / (1024 * 1024) if sys.platform == "darwin" else usage / 1024
+
+
+def _rows_of(data: Columns, mask: int, schema: Schema, reads: frozenset[str]) -> Columns:
+    """The rows of ``data`` some variable of one query can use (its bits in ``mask``), with
+    the columns its conditions read (the others are nulls: its matches' events are made
+    from ``data``): the query's joins and slices then see no other query's rows. (With one
+    query: ``data`` itself.)"""
+    import numpy as np
+    import pyarrow as pa
+
+    from cepcli.arrays import arrow
+    from cepcli.runtime.columnar import Columns
+
+    at = np.flatnonzero(data.masks & mask)
+    if len(at) == len(data):
+        return data
+    taken = arrow(at)
+    columns = [
+        column.take(taken) if name in reads else pa.nulls(len(at), column.type)
+        for name, column in zip(schema.columns, data.columns, strict=True)
+    ]
+    made = data.made  # by position in ``data``: an event in two queries' matches is made once
+
+    def events(positions: np.ndarray) -> list[Event]:
+        wanted = at[positions]
+        missing = [int(p) for p in wanted if int(p) not in made]
+        if missing and len(made) > MADE_KEPT:  # (memory: the matches' events, not the input's)
+            made.clear()
+            missing = [int(p) for p in wanted]
+        if missing:
+            made.update(zip(missing, data.events(np.array(missing, dtype=np.int64)), strict=True))
+        return [made[int(p)] for p in wanted]
+
+    given = data.values
+
+    def values(positions: np.ndarray) -> list[pa.Array]:
+        assert given is not None
+        return given(at[positions])
+
+    return Columns(
+        data.rows[at],
+        data.ts[at],
+        data.masks[at],
+        columns,
+        events,
+        data.until,
+        values if given else None,
+        data.decimal_text,
+    )
 
 
 __all__ = ["Run", "check_order", "explain_query", "open_checked", "peak_rss_mb", "rebit"]
