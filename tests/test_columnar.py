@@ -299,3 +299,19 @@ def test_a_range_join_makes_only_the_pairs_it_keeps() -> None:
     assert got == oracle(query, text) and len(got) > 1000
     (sizes,) = stats.extra["columnar_range_joins"].values()
     assert sizes["window_pairs"] > 10 * sizes["pairs"] and sizes["pairs"] == len(got)
+
+
+def test_explain_names_the_joins_that_may_search_by_key_or_by_range() -> None:
+    """``explain`` of the columnar engine says, per join, the equality it looks up by and
+    the order it may search by (and when: windows of many candidates)."""
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    query = "PATTERN SEQ(A a, B b, C c) WHERE a.k = b.k AND b.x > a.x AND c.x <= 3 WITHIN 5"
+    done = CliRunner().invoke(cli, ["explain", "-e", query, "--engine", "columnar"])
+    assert done.exit_code == 0, done.output
+    (state,) = [line for line in done.stdout.splitlines() if line.strip().startswith("q2 ")]
+    assert "by key b.k = a.k" in state and "by range b.x > a.x where its windows hold 256+" in state
+    (third,) = [line for line in done.stdout.splitlines() if line.strip().startswith("q3 ")]
+    assert "by range" not in third  # (c.x <= 3: a prefilter, no order between two variables)
