@@ -27,11 +27,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from cepcli.errors import InputError, QueryError
+from cepcli.errors import CepError, InputError, QueryError
+from cepcli.events import Kind
 from cepcli.spark.arguments import Arguments
 from cepcli.spark.stream_group import STATE_SCHEMA, from_ipc, ipc
 from cepcli.spark.streams import StreamPlan, decoder, plan_stream, processor
 from tests import oracle as o
+from tests.harness import run_engine
 from tests.strategies import examples, oracle_cost
 
 pytest.importorskip("pyspark.sql.streaming.tws_tester")
@@ -323,3 +325,45 @@ def test_explain_says_how_a_stream_groups_the_pattern() -> None:
     assert "in a Spark stream (--stream): one group" in alone.output
     contiguous = "PATTERN SEQ(A a, B b) WHERE strict_contiguity { [g] } WITHIN 5 s"
     assert "one group" in CliRunner().invoke(cli, ["explain", "-e", contiguous]).output
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 4 seconds",
+        "PATTERN SEQ(A a, B b) WHERE a.x = b.x AND a.y <= b.y WITHIN 4 seconds",
+        "PATTERN SEQ(A a, NOT C n, B b) WHERE n.x > a.x WITHIN 4 seconds",
+    ],
+)
+@pytest.mark.parametrize("on_bad_row", ["skip", "fail"])
+def test_int64_edges_markers_and_a_stray_word_are_read_as_a_local_run_reads_them(
+    query: str, on_bad_row: str
+) -> None:
+    """Values at int64's edges stay exact in a stream (2**63 - 1 and 2**63 - 2 differ, as a
+    float would not have them), a null marker is missing (it equals nothing), and a stray
+    word where a number goes is the local run's bad row: left out under ``skip``, and under
+    ``fail`` the stream stops with the local reason, placed in its micro-batch (a stream has
+    no row number across it). The stream's matches, cut into micro-batches, are those of
+    the local run over the same text."""
+    top, bottom = 2**63 - 1, -(2**63)
+    rows = [
+        (1, "A", top - 1, 0), (2, "B", top, 0), (2, "A", bottom, top), (3, "C", top, 0),
+        (4, "B", bottom + 1, top), (5, "A", "NA", 1), (6, "B", 1, 1), (7, "A", top, bottom),
+        (7, "B", "oops", 2), (8, "B", top, bottom), (9, "A", bottom, 5), (10, "B", bottom, 5),
+    ]  # fmt: skip
+    text = "ts,type,x,y,g\n" + "".join(f"{t},{k},{x},{y},p\n" for t, k, x, y in rows)
+    schema = (("x", Kind.INT), ("y", Kind.INT))
+    if on_bad_row == "fail":  # the local run's reason; the place as a stream has it
+        with pytest.raises(InputError) as local_error:
+            run_engine(query, text, "columnar", on_bad_row=on_bad_row, schema=schema)
+        with pytest.raises(CepError) as stream_error:
+            _played(query, _arrow(text, pa.int64()), [3, 7], on_bad_row=on_bad_row)
+        reason = "column 'x' holds 'oops', which is not an integer (int64)"
+        assert f"row 8: {reason}" in local_error.value.render()
+        said = stream_error.value.render()  # (no row number across a stream: its micro-batch's)
+        assert reason in said and said.endswith("partition 0, row 1)"), said
+        return
+    local, _ = run_engine(query, text, "columnar", on_bad_row=on_bad_row, schema=schema)
+    stream = _ended(_played(query, _arrow(text, pa.int64()), [3, 7], on_bad_row=on_bad_row), 4000)
+    found = stream.keys()
+    assert len(found) == len(set(found)) and set(found) == local and local
