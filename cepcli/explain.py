@@ -454,16 +454,14 @@ def _join_key(branch: Branch, bound: set[str], var: str) -> str:
 
 def _join_range(branch: Branch, bound: set[str], var: str) -> str:
     """The order the join of ``var`` may search by (``runtime.bands``), if any."""
-    for cond in branch.conditions:
-        band = cond.band
-        if band is not None and var in cond.variables and cond.negated is None:
-            attr, op, other, theirs = band.of(var)
-            if other in bound:
-                return (
-                    f"by range {var}.{attr} {op} {other}.{theirs} where its windows hold"
-                    f" {MIN_WINDOW}+ candidates (numbers of one type)"
-                )
-    return ""
+    orders = branch.orders(var, bound)
+    if not orders:
+        return ""
+    attr, op, other, theirs = orders[0]
+    return (
+        f"by range {var}.{attr} {op} {other}.{theirs} where its windows hold {MIN_WINDOW}+"
+        " candidates (numbers of one type)"
+    )
 
 
 def _chain(pattern: Pattern, chain: Chain, index: int, negation: Negation) -> AutomatonView:

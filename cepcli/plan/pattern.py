@@ -146,6 +146,18 @@ class Branch:
         bound = {v.name for v in self.positives}
         return frozenset(y for x, y in self.order if x == name and y in bound)
 
+    def orders(self, var: str, bound: set[str] | frozenset[str]) -> tuple[tuple[str, str, str, str], ...]:
+        """The orders the join of ``var`` may search by once ``bound`` are bound (a range
+        join, ``runtime.bands``): per condition ``var.attr op other.attr2`` with ``other``
+        bound (not a negation's), ``(attr, op, other, attr2)``, in the conditions' order."""
+        found = []
+        for cond in self.conditions:
+            if cond.band is not None and var in cond.variables and cond.negated is None:
+                attr, op, other, theirs = cond.band.of(var)
+                if other in bound:
+                    found.append((attr, op, other, theirs))
+        return tuple(found)
+
     @property
     def adjacent(self) -> tuple[tuple[str, str], ...]:
         """The pairs ``(x, y)`` of bound variables that strict contiguity makes neighbours

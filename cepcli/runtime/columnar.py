@@ -825,13 +825,7 @@ class _Run:
         every pair."""
         if total <= bands.MIN_PAIRS or len(table) * bands.MIN_WINDOW > total:
             return None  # (few pairs, or windows of a few candidates: expanding them costs less)
-        for cond in branch.conditions:
-            band = cond.band
-            if band is None or var not in cond.variables or cond.negated is not None:
-                continue
-            attr, op, other, theirs = band.of(var)
-            if other not in bound:
-                continue
+        for attr, op, other, theirs in branch.orders(var, bound):
             mine_values, theirs_values = self._numbers(attr), self._numbers(theirs)
             if mine_values is None or theirs_values is None or mine_values[0].dtype != theirs_values[0].dtype:
                 continue
