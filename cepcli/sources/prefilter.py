@@ -29,12 +29,13 @@ class VariableFilter:
     type: str | None  # None: every row's (``Variable.any_type``)
     conditions: tuple[a.Expr, ...]
     compiled: tuple[CompiledCondition, ...]  # the same conditions, for the unsure rows
+    # the conditions with the variable's name left out: two variables (of two queries) with
+    # the same condition read the same rows' values, so it is evaluated once per batch
+    shapes: tuple[a.Expr, ...] = field(init=False)
 
-    @property
-    def shapes(self) -> tuple[a.Expr, ...]:
-        """The conditions with the variable's name left out: two variables (of two queries)
-        with the same condition read the same rows' values, evaluated once per batch."""
-        return tuple(a.renamed(c, dict.fromkeys(a.variables_of(c), "")) for c in self.conditions)
+    def __post_init__(self) -> None:
+        unnamed = tuple(a.renamed(c, dict.fromkeys(a.variables_of(c), "")) for c in self.conditions)
+        object.__setattr__(self, "shapes", unnamed)
 
 
 @dataclass(slots=True)
@@ -51,7 +52,6 @@ class Prefilter:
     # the bits of the variables without conditions, by a row's type code + 1 (0: a type no
     # variable has): a row's mask from them is one look-up, whatever the number of variables
     plain: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
-    shapes: tuple[tuple[a.Expr, ...], ...] = ()  # per variable: ``VariableFilter.shapes``
 
     def _codes(self, types: pa.Array) -> np.ndarray:
         """Per row, the position of its type among the pattern's (-1: none): one hash
@@ -107,7 +107,6 @@ class Prefilter:
             codes,
             np.zeros(len(names), dtype=bool),
             plain=plain,
-            shapes=tuple(f.shapes for f in filters),
         )
 
     def unseen(self) -> list[tuple[str, list[str]]]:
@@ -143,7 +142,7 @@ class Prefilter:
         mask = self.plain[codes + 1]  # the variables without conditions
         of_type: dict[str | None, np.ndarray] = {}  # per type, its rows
         done: dict[a.Expr, tuple[np.ndarray, np.ndarray | None]] = {}  # per condition, its result
-        for f, shapes in zip(self.variables, self.shapes, strict=True):
+        for f in self.variables:
             if not f.conditions:
                 continue
             if f.type not in of_type:
@@ -151,7 +150,7 @@ class Prefilter:
                     np.ones(len(codes), dtype=bool) if f.type is None else codes == self.type_codes[f.type]
                 )
             hit = of_type[f.type]
-            for cond, shape, compiled in zip(f.conditions, shapes, f.compiled, strict=True):
+            for cond, shape, compiled in zip(f.conditions, f.shapes, f.compiled, strict=True):
                 if not hit.any():
                     break
                 evaluations += int(np.count_nonzero(hit))
