@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 
+from cepcli.arrays import within
+
 BLOCK = 64  # candidates per sorted block
 MIN_PAIRS = 1 << 16  # a join of fewer pairs in its windows expands them all
 MIN_WINDOW = 2 * BLOCK  # ... and so does one whose windows hold fewer candidates on average (measured:
@@ -79,6 +81,18 @@ class Blocks:
         tail_start = np.maximum(last_block * size, head_end)
         whole = np.maximum(last_block - first_block, 0)
         whole[last <= first] = 0
+        # the whole blocks: one search each, by rank
+        below = op in ("<", "<=")
+        side: Literal["left", "right"] = "left" if op in ("<", ">=") else "right"
+        bound = np.asarray(np.searchsorted(self.ranked, threshold, side), dtype=np.int64)
+        parent = np.repeat(rows, whole)
+        at = np.repeat(first_block, whole) + within(whole)
+        cut = np.searchsorted(self.keys, at * max(n, 1) + bound[parent], "left")
+        start, stop = at * size, np.minimum(at * size + size, n)
+        low, high = (start, cut) if below else (cut, stop)
+        kept = int(np.sum(high - low))
+        if kept > dense * int(np.sum(stop - start)):
+            return None
         # the ends, expanded and compared
         ends_parent, ends_index = _expand(
             np.concatenate((rows, rows)),
@@ -87,35 +101,15 @@ class Blocks:
         )
         hold = _COMPARE[op](self.values[ends_index], threshold[ends_parent])
         ends_parent, ends_index = ends_parent[hold], ends_index[hold]
-        compared = len(hold)
-        # the whole blocks: one search each, by rank
-        below = op in ("<", "<=")
-        side: Literal["left", "right"] = "left" if op in ("<", ">=") else "right"
-        bound = np.asarray(np.searchsorted(self.ranked, threshold, side), dtype=np.int64)
-        parent = np.repeat(rows, whole)
-        at = np.repeat(first_block, whole) + _within(whole)
-        cut = np.searchsorted(self.keys, at * max(n, 1) + bound[parent], "left")
-        start, stop = at * size, np.minimum(at * size + size, n)
-        low, high = (start, cut) if below else (cut, stop)
-        kept = int(np.sum(high - low))
-        if kept > dense * int(np.sum(stop - start)):
-            return None
         block_parent, at_sorted = _expand(parent, low, high)
         block_index = self.order[at_sorted]
         parent = np.concatenate((ends_parent, block_parent))
         index = np.concatenate((ends_index, block_index))
         order = np.lexsort((index, parent))
-        return Pairs(parent[order], index[order], compared, len(at))
-
-
-def _within(counts: np.ndarray) -> np.ndarray:
-    """``0..counts[i]-1`` for each ``i``, concatenated."""
-    total = int(counts.sum())
-    out: np.ndarray = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    return out
+        return Pairs(parent[order], index[order], len(hold), len(at))
 
 
 def _expand(rows: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``[low, high)``, expanded: (row, index) pairs."""
     counts = np.maximum(high - low, 0)
-    return np.repeat(rows, counts), np.repeat(low, counts) + _within(counts)
+    return np.repeat(rows, counts), np.repeat(low, counts) + within(counts)

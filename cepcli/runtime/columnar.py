@@ -56,7 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow, sorted_distinct, whole
+from cepcli.arrays import arrow, sorted_distinct, whole, within
 from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
@@ -590,7 +590,7 @@ class _Run:
         if pairs is None:
             self._made_rows(total)
             parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
-            offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+            offset = within(counts)
             chosen = pick[np.repeat(first, counts) + offset]
         else:
             self._made_rows(len(pairs.parent))
@@ -760,7 +760,7 @@ class _Run:
             total = int(counts.sum())
             self._made_rows(total)
             parent = np.repeat(rows, counts)
-            offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+            offset = within(counts)
             tried = pool[np.repeat(at[rows], counts) + offset]
             positions = {v: p[parent] for v, p in table.positions.items()}
             keep = np.ones(total, dtype=bool)
@@ -998,7 +998,7 @@ class _Run:
         if not total:
             return np.zeros(len(table), dtype=bool)
         parent = np.repeat(np.arange(len(table), dtype=np.int64), counts)
-        offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        offset = within(counts)
         chosen = candidates[np.repeat(first, counts) + offset]
         self._made_rows(total)
         keep = np.ones(total, dtype=bool)
