@@ -2,7 +2,7 @@
 whether it is a masked array, which imports ``numpy.ma`` (a noticeable part of a short
 run's start-up). Here the buffer is wrapped (no copy for numbers; booleans are packed to
 bits, as Arrow holds them), with the same values and no nulls. Also ``whole``: a column
-in one piece; ``within``: offsets in runs laid end to end."""
+in one piece."""
 
 from __future__ import annotations
 
@@ -36,14 +36,6 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     first[0] = True
     np.not_equal(values[1:], values[:-1], out=first[1:])
     return values[first]
-
-
-def within(counts: np.ndarray) -> np.ndarray:
-    """``0 .. counts[i] - 1`` for each ``i``, concatenated: each item's offset within its
-    run when runs of ``counts`` items are laid end to end (a join's expansion)."""
-    starts = np.cumsum(counts) - counts
-    out: np.ndarray = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
-    return out
 
 
 def whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -24,8 +24,6 @@ from typing import Literal
 
 import numpy as np
 
-from cepcli.arrays import within
-
 BLOCK = 64  # candidates per sorted block
 MIN_PAIRS = 1 << 16  # a join of fewer pairs in its windows expands them all
 MIN_WINDOW = 2 * BLOCK  # ... and so does one whose windows hold fewer candidates on average (measured:
@@ -107,6 +105,15 @@ class Blocks:
         index = np.concatenate((ends_index, block_index))
         order = np.lexsort((index, parent))
         return Pairs(parent[order], index[order], len(hold), len(at))
+
+
+def within(counts: np.ndarray) -> np.ndarray:
+    """``0 .. counts[i] - 1`` for each ``i``, concatenated: each item's offset within its
+    run when runs of ``counts`` items are laid end to end (a join's expansion; numpy only:
+    ``explain`` reads this module's thresholds without importing pyarrow)."""
+    starts = np.cumsum(counts) - counts
+    out: np.ndarray = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+    return out
 
 
 def _expand(rows: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

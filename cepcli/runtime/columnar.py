@@ -56,7 +56,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow, sorted_distinct, whole, within
+from cepcli.arrays import arrow, sorted_distinct, whole
 from cepcli.automata.columnar import evaluates
 from cepcli.automata.placement import place
 from cepcli.clock import Slice, Window
@@ -68,7 +68,7 @@ from cepcli.plan.pattern import Branch, Condition, Pattern
 from cepcli.plan.python import compile_condition
 from cepcli.query import ast as a
 from cepcli.runtime import bands
-from cepcli.runtime.bands import Blocks, Pairs
+from cepcli.runtime.bands import Blocks, Pairs, within
 from cepcli.runtime.matches import Match
 from cepcli.runtime.options import EvalOptions, Instances
 from cepcli.runtime.stats import Stats
