@@ -403,7 +403,11 @@ class Run:
                 for name, pattern in zip(self.names, self.patterns, strict=True):  # one after another
                     order = tuple(v.name for v in pattern.variables)
                     bits = sum(1 << v.bit for v in pattern.variables)
-                    mine = _rows_of(data, bits, self.schema, pattern.columns)
+                    mine = (
+                        data
+                        if len(self.patterns) == 1
+                        else _rows_of(data, bits, self.schema, pattern.columns)
+                    )
                     step = increment
                     if increment is not None and mine is not data:  # its rows' positions
                         step = Increment(
@@ -527,7 +531,7 @@ def _rows_of(data: Columns, mask: int, schema: Schema, reads: frozenset[str]) ->
     from cepcli.arrays import arrow
     from cepcli.runtime.columnar import Columns
 
-    at = np.flatnonzero(data.masks & mask)
+    at = np.flatnonzero((data.masks & mask) != 0)  # (a bool's: 5x an int64's; bits 0-61)
     if len(at) == len(data):
         return data
     taken = arrow(at)

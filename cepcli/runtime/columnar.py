@@ -257,7 +257,7 @@ def evaluate_found(
     )
     bits = sum(1 << v.bit for v in pattern.variables)
     fresh = increment.fresh if increment is not None else 0
-    mine = int(np.count_nonzero(data.masks[fresh:] & bits))
+    mine = int(np.count_nonzero(data.masks[fresh:] & as_mask(bits)))
     stats.relevant_events += mine  # (several queries over the same rows: each its own)
     stats.buffered(len(data) if increment is not None else mine)
     try:
@@ -331,9 +331,7 @@ class _Run:
     def __post_init__(self) -> None:
         self.window = Window(self.pattern.window)
         masks = self.data.masks
-        self.candidates = {
-            v.name: np.flatnonzero((masks >> v.bit) & 1).astype(np.int64) for v in self.pattern.variables
-        }
+        self.candidates = {v.name: np.flatnonzero(has_bit(masks, v.bit)) for v in self.pattern.variables}
         self.codes = self.data.codes
         self.made = self.data.made
         self.joins = {}
@@ -891,9 +889,12 @@ class _Run:
         if left.type != right.type or left.type not in _KEY_TYPES or schema.kind(mine) is Kind.DECIMAL:
             self.codes[(mine, theirs)] = None
             return None
-        both = pa.concat_arrays([left, right]).dictionary_encode()
-        codes = both.indices.fill_null(_NO_KEY).to_numpy(zero_copy_only=False).astype(np.int64)
-        out = codes[: len(left)], codes[len(left) :]
+        if mine == theirs:  # (one column: its codes once)
+            codes = _indices(left.dictionary_encode())
+            out = codes, codes
+        else:
+            codes = _indices(pa.concat_arrays([left, right]).dictionary_encode())
+            out = codes[: len(left)], codes[len(left) :]
         self.codes[(mine, theirs)] = out
         return out
 
@@ -1030,6 +1031,25 @@ class _Run:
         if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
+
+
+def has_bit(masks: np.ndarray, bit: int) -> np.ndarray:
+    """Where the int64 ``masks`` have ``bit`` (0-63) set, as booleans (whose positions
+    ``flatnonzero`` finds 5x faster than an int64 array's)."""
+    out: np.ndarray = (masks & as_mask(1 << bit)) != 0
+    return out
+
+
+def as_mask(bits: int) -> np.int64:
+    """Bits 0-63 (a Python int up to 2**64 - 1) as the int64 a row's mask is: bit 63 is
+    its sign (a pattern of 64 variables has it)."""
+    return np.uint64(bits).view(np.int64)
+
+
+def _indices(encoded: pa.DictionaryArray) -> np.ndarray:
+    """A dictionary's indices as int64 codes, a missing value ``_NO_KEY``."""
+    codes: np.ndarray = encoded.indices.fill_null(_NO_KEY).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes
 
 
 def _among(sorted_positions: np.ndarray, positions: np.ndarray) -> np.ndarray:

@@ -430,10 +430,10 @@ class Source:
                 started = time.perf_counter()  # (the rows kept: input work, as making events is)
                 if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
                     last = int(kept.ts[-1]) if reached is None else max(reached, int(kept.ts[-1]))
-                    relevant = np.flatnonzero(masks)
+                    relevant = np.flatnonzero(masks != 0)  # (a bool's: 5x an int64's)
                     reached = max(last, int(kept.ts[relevant].max())) if len(relevant) else last
                     if len(relevant):
-                        parts.append((kept.take(masks != 0), masks[relevant]))
+                        parts.append((kept.at(relevant), masks[relevant]))
                 stats.input_seconds += time.perf_counter() - started
                 if cut is not None:
                     error = cut
@@ -512,9 +512,9 @@ class Source:
                 if len(kept.rows):  # the time the other engines have seen (an event, or a tick)
                     last = int(kept.ts.max()) if delayed else int(kept.ts[-1])
                     latest = last if latest is None else max(latest, last)
-                    relevant = np.flatnonzero(masks)
+                    relevant = np.flatnonzero(masks != 0)  # (a bool's: 5x an int64's)
                     if len(relevant):
-                        (held if delayed else new).append((kept.take(masks != 0), masks[relevant]))
+                        (held if delayed else new).append((kept.at(relevant), masks[relevant]))
                         new_rows += 0 if delayed else len(relevant)
                 reached = checks[0].frontier if delayed else latest
                 if held and reached is not None:  # the rows no row to come can precede, in order
@@ -547,7 +547,7 @@ class Source:
     def _made(kept: TypedBatch, masks: np.ndarray, stats: Stats) -> list[Event]:
         """The events of a piece's rows some variable can use (and a clock tick)."""
         started = time.perf_counter()
-        events = _events_at(kept)(np.flatnonzero(masks), masks)
+        events = _events_at(kept)(np.flatnonzero(masks != 0), masks)
         if len(masks) and not masks[-1]:  # time passed: a clock tick (see _tick)
             events.append(_tick(kept))
         stats.input_seconds += time.perf_counter() - started

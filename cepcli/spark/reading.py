@@ -175,7 +175,7 @@ def read_split(
                     first = (int(kept.ts[0]), time_shown(kept.time_text[0]), int(kept.rows[0]))
                 earliest = int(kept.ts.min())
                 least = earliest if least is None else min(least, earliest)
-            relevant = np.flatnonzero(masks)
+            relevant = np.flatnonzero(masks != 0)
             if len(relevant):
                 pieces.append(_table(kept, masks, relevant, reading, target))
             if error is not None:
@@ -227,7 +227,7 @@ def read_table(
                 if len(kept.ts):
                     top = int(kept.ts.max())
                     latest = top if latest is None else max(latest, top)
-                relevant = np.flatnonzero(masks)
+                relevant = np.flatnonzero(masks != 0)
                 if len(relevant):
                     pieces.append(_table(kept, masks, relevant, reading, target))
                 if error is not None:
