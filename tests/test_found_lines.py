@@ -141,6 +141,29 @@ def test_every_arrow_type_gives_the_events_line(tmp_path: Path) -> None:
         assert batched == single
 
 
+def test_times_at_the_edges_of_int64_give_the_events_line(tmp_path: Path) -> None:
+    """Times a nanosecond from int64's edges, before 1970 and after, whole seconds and
+    fractions (each digit cut where its zeros trail), missing, and days a few apart or
+    centuries apart, in the time column and another one."""
+    low, high = -(2**63) + 1, 2**63 - 1
+    ts = [low, low + 1, -1_000_000_001, -1, 0, 10**9, 1_500_000_000_000_000_000, high - 1, high]
+    at = [high, None, low, -(10**9), 1, 10**12 + 10**8, 86_399_999_999_999, 951_782_400 * 10**9, 10**17 + 5]
+    table = pa.table(
+        {
+            "ts": pa.array(ts, pa.timestamp("ns", tz="UTC")),
+            "type": ["A", "B", "A", "B", "A", "B", "A", "A", "B"],
+            "at": pa.array(at, pa.timestamp("ns")),
+        }
+    )
+    path = tmp_path / "edges.parquet"
+    pq.write_table(table, path)
+    for query in ("PATTERN SEQ(A a, B b) WITHIN 5 s", "PATTERN SEQ(A a, B b) WITHIN 40000 days"):
+        single, batched, batches = _lines(query=query, data=path)
+        assert batches >= 1 and single
+        assert batched == single
+    assert json.loads(single[-1])["b"]["ts"] == "2262-04-11T23:47:16.854775807Z"
+
+
 def test_several_queries_lines_say_their_query_as_the_events_lines_do(
     kinds_csv: Path, tmp_path: Path
 ) -> None:
@@ -214,7 +237,7 @@ def test_text_a_query_does_not_read_gives_the_events_line(tmp_path: Path, cells:
     rows = ["ts,type,n,when"]
     for i, cell in enumerate(cells):
         when = "NA" if i == 3 else f"2024-01-01 00:00:0{i}"
-        rows.append(f"{i},{'AB'[i % 2]},\"{cell}\",{when}")
+        rows.append(f'{i},{"AB"[i % 2]},"{cell}",{when}')
     path = tmp_path / "text.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     single, batched, batches = _lines(query=QUERY, data=path, null_values=["NA"])
