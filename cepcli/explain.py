@@ -99,9 +99,10 @@ def explain(pattern: Pattern, engine: str, automaton: object, order_source: str)
             views = _columnar_views(pattern)
             note = (
                 "columnar: the relevant rows as arrays (a file or a pipe step by step, the"
-                " window's tail carried); per branch, the variables are joined rarest first by"
-                " their exact counts (the order below is the pattern's: the run's is in its"
-                " stats), each a window join (searchsorted on time and on the SEQ order, on an"
+                " window's tail carried); per branch, the variables are joined the rarest first"
+                " by their exact counts, then the one whose join keeps the fewest as estimated"
+                " from the conditions it decides (the order below is the pattern's: the run's is"
+                " in its stats), each a window join (searchsorted on time and on the SEQ order, on an"
                 " equality key where there is one), then each negation as an anti-join; a Kleene"
                 " pattern runs the tree, but a SEQ ending in b+ under skip_till_next_match (one run"
                 " per start, followed element by element) and a bounded closure B{l,m} b[] (each"

@@ -119,6 +119,21 @@ def test_its_stats_say_the_order_it_joined_in_and_the_sizes() -> None:
     assert stats.relevant_events == 30
 
 
+def test_a_variable_with_a_condition_on_the_bound_ones_is_joined_before_a_rarer_one_without() -> None:
+    """After the rarest, the join order weighs each variable's candidates by the conditions
+    its join decides: B (6 rows, ``b.x > a.x``) before C (4 rows, nothing to check), whose
+    join would be every pair in the window."""
+    rows = [("A", 0, 5), ("B", 1, 1), ("B", 1, 2), ("C", 2, 0), ("B", 3, 9), ("C", 3, 0)]
+    rows += [("A", 10, 5), ("B", 11, 1), ("C", 12, 0), ("B", 13, 2), ("C", 14, 0), ("B", 15, 6)]
+    text = "type,ts,x\n" + "".join(f"{t},{ts},{x}\n" for t, ts, x in rows)
+    query = "PATTERN AND(A a, B b, C c) WHERE b.x > a.x WITHIN 5"
+    found, stats = run_engine(query, text, "columnar")
+    assert found == oracle(query, text) and len(found) == 4
+    joins = stats.extra["columnar_joins"][0]
+    assert [step["variable"] for step in joins] == ["a", "b", "c"]
+    assert [step["partial_matches"] for step in joins] == [2, 2, 4]  # (a, c first: 4, then 4)
+
+
 def test_the_limit_counts_what_one_slice_holds() -> None:
     """``--max-instances`` bounds what is held at once: a stream whose joins make many more
     partial matches in all than the limit (here about 4,800), though never near it within

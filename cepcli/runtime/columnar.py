@@ -9,8 +9,9 @@ leave to the reference).
 Per DNF branch (a SEQ/AND of positive variables and negations; a branch with a Kleene
 variable is left to the other engines), the partial matches are a table: the positions of
 each variable bound so far, one numpy array per variable, one row per partial match, with
-the earliest and latest time of its events. The positive variables are bound in the plan's
-order (rarest first, by their exact counts), each a *window join*:
+the earliest and latest time of its events. The positive variables are bound the rarest
+first, by their exact counts, then each time the one whose join is estimated to keep the
+fewest (``_estimate``), each a *window join*:
 
 1. For each partial match, the positions the next variable's event may take: after every
    bound variable that must precede it and before every one that must follow it (the SEQ
@@ -499,28 +500,31 @@ class _Run:
         return table
 
     def _order(self, branch: Branch, start: int, stop: int) -> list[str]:
-        """The branch's positive variables, rarest first by their exact counts among
-        positions ``[start, stop)`` (the plan's order breaks ties); next to a bound one
-        strict contiguity makes its neighbour, before the others."""
-
-        def count(name: str) -> int:
-            return len(self._candidates(branch, name, start, stop))
-
+        """The branch's positive variables in the order they are joined: the rarest first
+        by their exact counts among positions ``[start, stop)``, then each time the one
+        whose join is estimated to make the fewest partial matches (``_estimate``; the
+        plan's order breaks ties); next to a bound one strict contiguity makes its
+        neighbour, before the others."""
+        counts = {v.name: len(self._candidates(branch, v.name, start, stop)) for v in branch.positives}
         rank = {name: i for i, name in enumerate(self.order)}
-        names = sorted((v.name for v in branch.positives), key=lambda n: (count(n), rank.get(n, len(rank))))
-        if not branch.adjacent and not branch.next_match:
-            return names
+        names = [v.name for v in branch.positives]
         # strict contiguity: a variable next to a bound one has one candidate, so it comes
-        # first (rarest first among those), then the rarest of the rest; skip-till-next-match:
-        # ``y`` of a pair (``Branch.next_match``) once ``x`` is bound (its first candidate after
-        # ``x``'s event that could be ``y``'s: one at most, ``_first``), and then first
+        # first (the cheapest among those); skip-till-next-match: ``y`` of a pair
+        # (``Branch.next_match``) once ``x`` is bound (its first candidate after ``x``'s
+        # event that could be ``y``'s: one at most, ``_first``), and then first
         pairs = branch.adjacent
         needs = {y: _needs(branch, x, n) for x, y, n in branch.next_match}
         order: list[str] = []
         while names:
-            ready = [n for n in names if needs.get(n, set()) <= set(order)] or names
+            bound = set(order)
+            ready = [n for n in names if needs.get(n, set()) <= bound] or names
             near = [n for n in ready if any((x, n) in pairs or (n, x) in pairs for x in order) or n in needs]
-            order.append(near[0] if near else ready[0])
+            order.append(
+                min(
+                    near or ready,
+                    key=lambda n: (_estimate(branch, n, bound, counts[n]), counts[n], rank.get(n, len(rank))),
+                )
+            )
             names.remove(order[-1])
         return order
 
@@ -1071,6 +1075,26 @@ def _as_plain(expr: a.Expr, b: str) -> a.Expr:
         return None
 
     return a.transformed(expr, leaf)
+
+
+EQUAL_SHARE = 0.1  # a join's candidates an equality with a bound variable keeps, as estimated
+OTHER_SHARE = 1 / 3  # ... and any other condition it shares with bound variables only
+
+
+def _estimate(branch: Branch, name: str, bound: set[str], count: int) -> float:
+    """The partial matches joining ``name`` after ``bound`` makes, relative to the other
+    variables' (the join order's measure): its candidates, times the share each condition
+    that becomes decided there is guessed to keep, System R's defaults (an equality 1/10,
+    an order 1/3). Where a variable shares no condition with the bound ones, its join is
+    their product with its window, which a rarer one's conditions can cut: ``SEQ(ORD a, DFW
+    b, ATL c) WHERE a.delay > 60 AND b.delay > a.delay`` joins b before the rarer c (on 3M
+    flights, 9,468 partial matches instead of 167,380)."""
+    share = 1.0
+    for cond in branch.conditions:
+        others = cond.variables - {name}
+        if bound and name in cond.variables and others and others <= bound and cond.negated is None:
+            share *= EQUAL_SHARE if cond.join is not None else OTHER_SHARE
+    return count * share
 
 
 def _needs(branch: Branch, x: str, n: str) -> set[str]:
