@@ -304,3 +304,43 @@ def test_corner_batch_is_complete() -> None:
             assert any(h == v and str(h) == str(v) for h in held), (column, v)
         if column != "ts":
             assert None in held, column
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PATTERN SEQ(A a, B b, C c) WITHIN 1",  # no condition: one look-up per dictionary entry
+        "PATTERN SEQ(A a, B b, Z z) WHERE a.i > 1 WITHIN 1",  # a condition, and a type no row has
+    ],
+)
+def test_a_type_column_held_as_a_dictionary_gives_the_masks_of_its_text(query: str, nulls: bool) -> None:
+    """A typed input (Parquet) may hold the type column as a dictionary: each row's mask,
+    and the types no row had (the warning), are those of the same column as text, batch
+    after batch; the dictionary may hold entries no row has (``Z``)."""
+    schema = Schema(("ts", "type", "i"), (Kind.INT, Kind.STR, Kind.INT), "type", "ts", 1)
+    _, pattern = compile_pattern(query, "<query>", 1)
+    batches = [["A", "B", "D", "A", "C"], ["C", "C", "A", "B", "D"]]
+    if nulls:
+        batches[1][3] = None  # type: ignore[call-overload]
+    masks = {}
+    for form in ("text", "dictionary"):
+        prefilter = Prefilter.of(pattern, schema)
+        got = []
+        for types in batches:
+            column = pa.array(types, pa.string())
+            if form == "dictionary":  # (its entries in another order, one of them never used)
+                entries = pa.array(["D", "Z", "C", "B", "A"])
+                column = pa.DictionaryArray.from_arrays(
+                    pa.array(
+                        [None if t is None else entries.to_pylist().index(t) for t in types], pa.int32()
+                    ),
+                    entries,
+                )
+            i = pa.array(range(len(types)), pa.int64())
+            mask, _ = prefilter.masks(column, {"type": column, "i": i}, np.arange(len(types)), lambda at: [])
+            got.append(mask.tolist())
+        masks[form] = (got, prefilter.unseen())
+    assert masks["dictionary"] == masks["text"]
+    assert masks["text"][0][0][:3] == [1, 2, 0] or "a.i" in query
+    assert [name for name, _ in masks["text"][1]] == (["Z"] if "Z z" in query else [])

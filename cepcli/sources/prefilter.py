@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -53,21 +54,19 @@ class Prefilter:
     # variable has): a row's mask from them is one look-up, whatever the number of variables
     plain: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
 
-    def _codes(self, types: pa.Array) -> np.ndarray:
-        """Per row, the position of its type among the pattern's (-1: none): one hash
-        look-up per row, whatever the number of variables (of a dictionary, one per entry)."""
+    def _codes(self, types: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+        """The position of each type among the pattern's (-1: none), by one hash look-up
+        per value, whatever the number of variables: per row; or, of a dictionary without
+        a missing type, per entry, with the rows' indices into them."""
         if pa.types.is_dictionary(types.type):
             entries = pc.index_in(types.dictionary, value_set=self.types).fill_null(-1)
-            codes = np.asarray(entries.to_numpy(zero_copy_only=False))[
-                types.indices.fill_null(0).to_numpy(zero_copy_only=False)
-            ]
-            return (
-                np.where(types.is_null().to_numpy(zero_copy_only=False), -1, codes)
-                if types.null_count
-                else codes
-            )
+            codes = np.asarray(entries.to_numpy(zero_copy_only=False))
+            indices = np.asarray(types.indices.fill_null(0).to_numpy(zero_copy_only=False))
+            if not types.null_count:
+                return codes, indices
+            return np.where(types.is_null().to_numpy(zero_copy_only=False), -1, codes[indices]), None
         found = pc.index_in(types, value_set=self.types)
-        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False))
+        return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False)), None
 
     @classmethod
     def of(cls, pattern: Pattern, schema: Schema) -> Prefilter:
@@ -137,9 +136,15 @@ class Prefilter:
         the events the compiled conditions need for unsure rows."""
         evaluations = 0
         frame = Frame.of_events(columns, ts, self.schema)
-        codes = self._codes(types)
-        self._see(types, codes)
-        mask = self.plain[codes + 1]  # the variables without conditions
+        found, indices = self._codes(types)
+        mask = self.plain[found + 1]  # the variables without conditions
+        codes: np.ndarray | None = found
+        if indices is not None:  # (of a dictionary's entries: one look-up per row)
+            mask = mask[indices]
+            wanted = not self.seen.all() or any(f.conditions for f in self.variables)
+            codes = found[indices] if wanted else None  # (each row's, where they are read)
+        if codes is not None:
+            self._see(types, codes)
         of_type: dict[str | None, np.ndarray] = {}  # per type, its rows
         done: dict[a.Expr, tuple[np.ndarray, np.ndarray | None]] = {}  # per condition, its result
         for f in self.variables:
@@ -147,7 +152,9 @@ class Prefilter:
                 continue
             if f.type not in of_type:
                 of_type[f.type] = (
-                    np.ones(len(codes), dtype=bool) if f.type is None else codes == self.type_codes[f.type]
+                    np.ones(len(mask), dtype=bool)
+                    if f.type is None
+                    else cast(np.ndarray, codes) == self.type_codes[f.type]
                 )
             hit = of_type[f.type]
             for cond, shape, compiled in zip(f.conditions, f.shapes, f.compiled, strict=True):
