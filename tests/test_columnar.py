@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import numpy as np
 import pytest
 
 from cepcli.errors import LimitError
@@ -132,6 +133,20 @@ def test_a_variable_with_a_condition_on_the_bound_ones_is_joined_before_a_rarer_
     joins = stats.extra["columnar_joins"][0]
     assert [step["variable"] for step in joins] == ["a", "b", "c"]
     assert [step["partial_matches"] for step in joins] == [2, 2, 4]  # (a, c first: 4, then 4)
+
+
+@pytest.mark.parametrize("distinct", [1, 300, 1 << 15, 1 << 20])
+def test_a_key_join_visits_its_candidates_by_key_then_position(distinct: int) -> None:
+    """The candidates of a key join (ascending positions) are ordered by their key's code
+    (a missing key's -1 first), then by position, whatever the number of distinct keys
+    (a radix sort below 2**15, a stable sort past it): a wide key column needs more rows
+    in one step than the oracle can check, so the order is checked against numpy's
+    ``lexsort`` of both."""
+    rng = np.random.default_rng(distinct)
+    keys = rng.integers(-1, distinct, 50_000).astype(np.int64)
+    positions = np.arange(len(keys), dtype=np.int64)
+    assert columnar._by_key(keys).tolist() == np.lexsort((positions, keys)).tolist()
+    assert columnar._by_key(keys[:0]).tolist() == []
 
 
 def test_the_limit_counts_what_one_slice_holds() -> None:
