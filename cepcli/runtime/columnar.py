@@ -572,20 +572,11 @@ class _Run:
             if y == var and _needs(branch, x, n) <= bound:
                 return self._first(branch, table, bound, var, n, lo, hi, start, stop)
         key = self._key(branch, bound, var)
-        if key is None:
-            first = np.searchsorted(candidates, lo, "left")
-            last = np.searchsorted(candidates, hi, "left")
-            pick = candidates
-        else:
+        keyed = None
+        if key is not None:
             other, (mine, theirs) = key
-            cand_keys = mine[candidates]
-            sorter = _by_key(cand_keys)
-            pick = candidates[sorter]
-            composite = (cand_keys[sorter] << 32) | pick
-            wanted = theirs[table.positions[other]]
-            first = np.searchsorted(composite, (wanted << 32) | lo, "left")
-            last = np.searchsorted(composite, (wanted << 32) | hi, "left")
-            last = np.where(wanted == _NO_KEY, first, last)  # a missing key equals nothing
+            keyed = mine[candidates], theirs[table.positions[other]]
+        pick, first, last = _windowed(candidates, lo, hi, keyed)
         counts = np.maximum(last - first, 0)
         total = int(counts.sum())
         pairs = self._banded(branch, table, bound, var, pick, first, last, total)
@@ -740,20 +731,13 @@ class _Run:
         attrs = branch.equiv if self.pattern.variable(n).keyed and table.positions else ()
         first_var = next(iter(sorted(table.positions))) if attrs else ""
         coded = next((a for a in attrs if self._codes(a, a) is not None), None)
-        if coded is None:
-            at = np.searchsorted(pool, lo, "left")
-            end = np.searchsorted(pool, hi, "left")
-        else:  # [attr]: within the run of the partial match's key (as ``_bind``'s key join)
+        keyed = None
+        if coded is not None:  # [attr]: within the run of the partial match's key (as ``_bind``'s key join)
             codes = self._codes(coded, coded)
             assert codes is not None
-            keys = codes[0][pool]
-            sorter = _by_key(keys)
-            pool = pool[sorter]
-            composite = (keys[sorter] << 32) | pool
-            wanted = codes[1][table.positions[first_var]]
-            at = np.searchsorted(composite, (wanted << 32) | lo, "left")
-            end = np.where(wanted == _NO_KEY, at, np.searchsorted(composite, (wanted << 32) | hi, "left"))
+            keyed = codes[0][pool], codes[1][table.positions[first_var]]
             attrs = tuple(a for a in attrs if a != coded)
+        pool, at, end = _windowed(pool, lo, hi, keyed)
         chosen = np.full(len(table), -1, dtype=np.int64)
         rows = np.flatnonzero(at < end)
         width = 1
@@ -1035,6 +1019,25 @@ class _Run:
         if self.budget and (count > STEP_TUPLES or over_limit):
             raise _TooMany
         self.instances.made(count)
+
+
+def _windowed(
+    pool: np.ndarray, lo: np.ndarray, hi: np.ndarray, keyed: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A join's candidates (``pool``, ascending positions) each partial match may take:
+    ``pool`` in the order searched, and per partial match ``[first, last)`` into it, the
+    positions in ``[lo, hi)``. With ``keyed`` (the candidates' key codes, the partial
+    matches' codes) only those of an equal key: the candidates ordered by key, then
+    position, and each partial match's key run searched (a missing key equals nothing)."""
+    if keyed is None:
+        return pool, np.searchsorted(pool, lo, "left"), np.searchsorted(pool, hi, "left")
+    keys, wanted = keyed
+    sorter = _by_key(keys)
+    pick = pool[sorter]
+    composite = (keys[sorter] << 32) | pick
+    first = np.searchsorted(composite, (wanted << 32) | lo, "left")
+    last = np.searchsorted(composite, (wanted << 32) | hi, "left")
+    return pick, first, np.where(wanted == _NO_KEY, first, last)
 
 
 def _by_key(keys: np.ndarray) -> np.ndarray:
