@@ -80,12 +80,23 @@ class WithoutPandas:
             raise ModuleNotFoundError(f"No module named {name!r} (a local run does without it)", name=name)
 
 
+# The commands that read rows import numpy first, at the top of the call stack. Its import
+# makes some thousands of typing objects; made deep in the stack (the reader's import, inside
+# click), CPython 3.11 crossed the end of a 16 KB chunk of its frame stack on each of those
+# calls, mapping and unmapping the chunk every time: 1,600 mmap/munmap pairs and about 25 ms
+# of a 10-row run, 600 pairs in a 3M-row one; 2 and 4 pairs from here (BENCHMARKS.md, "Start-up").
+READS_ROWS = (["run"], ["bench"])
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the CLI, plus a quiet exit on a closed pipe and 130 on Ctrl-C; a local
     run ends without the interpreter's teardown (``_leave``)."""
-    local = "--spark" not in (sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    local = "--spark" not in args
     if local and "pandas" not in sys.modules:
         sys.meta_path.insert(0, WithoutPandas())
+    if args[:1] in READS_ROWS:
+        import numpy  # noqa: F401 - here, at the top of the call stack (see ``READS_ROWS``)
     try:
         _main(argv)
     except SystemExit as done:
