@@ -37,7 +37,7 @@ from cepcli.sources.times import TimeSpec, compact_warning, decide, nanoseconds,
 from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 STEP_ROWS = 1 << 16  # a file's new relevant rows in a step of an incremental evaluation, at least
-STEP_QUERIES = 4  # ... times the queries evaluated over each step, up to this many
+STEP_QUERIES = 8  # ... times the queries over each step, up to this many (BENCHMARKS.md, "Many queries")
 STEP_SECONDS = 0.25  # a pipe's rows read while more were waiting, evaluated this often at least
 _INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
