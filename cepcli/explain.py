@@ -442,12 +442,10 @@ def _columnar(pattern: Pattern, branch: Branch, index: int, order: tuple[str, ..
 
 def _join_key(branch: Branch, bound: set[str], var: str) -> str:
     """The equality the join of ``var`` may look up by, if any."""
-    for cond in branch.conditions:
-        join = cond.join
-        if join is not None and var in cond.variables and cond.negated is None:
-            attr, other = join.of(var)
-            if other in bound:
-                return f"by key {var}.{attr} = {other}.{join.attr_of(other)}"
+    keys = branch.equalities(var, bound)
+    if keys:
+        attr, other, theirs = keys[0]
+        return f"by key {var}.{attr} = {other}.{theirs}"
     if bound and branch.equiv:
         return "by key " + ", ".join(f"[{x}]" for x in branch.equiv)
     return ""

@@ -146,6 +146,19 @@ class Branch:
         bound = {v.name for v in self.positives}
         return frozenset(y for x, y in self.order if x == name and y in bound)
 
+    def equalities(self, var: str, bound: set[str] | frozenset[str]) -> tuple[tuple[str, str, str], ...]:
+        """The equalities the join of ``var`` may look up by once ``bound`` are bound (a key
+        join): per condition ``var.attr = other.attr2`` with ``other`` bound (not a
+        negation's), ``(attr, other, attr2)``, in the conditions' order. (``[attr]``, the
+        branch's ``equiv``, joins on a key too, with any bound variable.)"""
+        found = []
+        for cond in self.conditions:
+            if cond.join is not None and var in cond.variables and cond.negated is None:
+                attr, other = cond.join.of(var)
+                if other in bound:
+                    found.append((attr, other, cond.join.attr_of(other)))
+        return tuple(found)
+
     def orders(self, var: str, bound: set[str] | frozenset[str]) -> tuple[tuple[str, str, str, str], ...]:
         """The orders the join of ``var`` may search by once ``bound`` are bound (a range
         join, ``runtime.bands``): per condition ``var.attr op other.attr2`` with ``other``

@@ -849,15 +849,10 @@ class _Run:
         (``a.x = c.y``) or ``[attr]``, over columns whose equal values are equal keys."""
         if not bound:
             return None
-        for cond in branch.conditions:
-            join = cond.join
-            if join is None or var not in cond.variables or cond.negated is not None:
-                continue
-            attr, other = join.of(var)
-            if other in bound:
-                codes = self._codes(attr, join.attr_of(other))
-                if codes is not None:
-                    return other, codes
+        for attr, other, theirs in branch.equalities(var, bound):
+            codes = self._codes(attr, theirs)
+            if codes is not None:
+                return other, codes
         for attr in branch.equiv:
             codes = self._codes(attr, attr)
             if codes is not None:
