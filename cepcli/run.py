@@ -402,7 +402,7 @@ class Run:
                 relevant += len(data) - fresh
                 for name, pattern in zip(self.names, self.patterns, strict=True):  # one after another
                     order = tuple(v.name for v in pattern.variables)
-                    bits = sum(1 << v.bit for v in pattern.variables)
+                    bits = pattern.bits
                     mine = (
                         data
                         if len(self.patterns) == 1
@@ -438,7 +438,7 @@ class Run:
             start(pattern, self.run.engine, self.schema, self.parts[name], order, evaluation)
             for name, pattern, order in zip(self.names, self.patterns, orders, strict=True)
         ]
-        masks = [sum(1 << v.bit for v in p.variables) for p in self.patterns]
+        masks = [p.bits for p in self.patterns]
         named = list(zip(self.names, runtimes, masks, strict=True))
         try:
             for event in events:

@@ -267,6 +267,12 @@ class Pattern:
         return tuple(equiv) if equiv and all(v.keyed for v in self.variables) else ()
 
     @property
+    def bits(self) -> int:
+        """Its variables' bits as one mask, a Python int (a row's mask is an int64:
+        ``runtime.columnar.as_mask``)."""
+        return sum(1 << v.bit for v in self.variables)
+
+    @property
     def columns(self) -> frozenset[str]:
         """Attributes the conditions read."""
         out: set[str] = set()

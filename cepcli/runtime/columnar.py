@@ -256,9 +256,8 @@ def evaluate_found(
         increment,
         written,
     )
-    bits = sum(1 << v.bit for v in pattern.variables)
     fresh = increment.fresh if increment is not None else 0
-    mine = int(np.count_nonzero(data.masks[fresh:] & as_mask(bits)))
+    mine = int(np.count_nonzero(data.masks[fresh:] & as_mask(pattern.bits)))
     stats.relevant_events += mine  # (several queries over the same rows: each its own)
     stats.buffered(len(data) if increment is not None else mine)
     try:
