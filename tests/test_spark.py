@@ -443,12 +443,17 @@ def _many_matches_on_the_driver(tmp_path: Path, n: int) -> tuple[list[str], list
     return args, spark_args, expected
 
 
-def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_path: Path) -> None:
-    """More matches than a result row packs (``PACKED``, 4): standard output has the local
-    lines, ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and
-    csv (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
+def test_many_matches_travel_packed_and_come_out_as_locally(
+    spark: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More matches than a result row packs (``PACKED``, 4), brought to the driver shard by
+    shard (more than ``GATHERED``, here 0): standard output has the local lines,
+    ``--max-matches`` cuts inside a pack, ``--output DIR`` writes the same lines, and csv
+    (the matches decoded on the driver, ``MatchCodec``, for its writer) the local rows."""
+    import cepcli.spark.deliver
     from cepcli.spark.evaluate import PACKED
 
+    monkeypatch.setattr(cepcli.spark.deliver, "GATHERED", 0)
     args, spark_args, expected = _many_matches_on_the_driver(tmp_path, 1200)
     assert len(expected) > 8 * PACKED  # more than two packs in each of the 4 shards
     cut = CliRunner().invoke(cli, [*args, "--format", "jsonl", *spark_args, "--max-matches", str(PACKED + 7)])
@@ -464,6 +469,33 @@ def test_many_matches_travel_packed_and_come_out_as_locally(spark: object, tmp_p
     local_rows = CliRunner().invoke(cli, [*args, "--format", "csv"])
     assert rows.exit_code == 0, rows.output
     assert sorted(rows.stdout.splitlines()) == sorted(local_rows.stdout.splitlines())
+
+
+def test_few_matches_of_many_shards_reach_the_driver_in_one_job(spark: Any, tmp_path: Path) -> None:
+    """Matches few in all (at most ``GATHERED``) come to the driver in one Spark job, not a
+    job per shard (Spark's iterator runs one for each partition): 40 one-second shards
+    here, and the run's jobs fewer than its shards; the matches the local run's."""
+    from cepcli.spark import SparkOptions, run_spark
+
+    rows = "".join(f"{t},{'AB'[t % 2]},{t % 7}\n" for t in range(40))
+    query, data = _files(tmp_path, "PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 5", "ts,type,x\n" + rows)
+    local = _local(query, data, "tree")
+    assert len(local[0]) > 10
+    tracker = spark.sparkContext.statusTracker()
+    before = max(tracker.getJobIdsForGroup(), default=-1)
+    found: list[Any] = []
+    options = InputOptions(str(data))
+    stats = run_spark(
+        compile_file(str(query), options.unit),
+        options,
+        RunOptions("tree"),
+        SparkOptions(master="local[2]", shard_seconds=1.0),
+        lambda s, p: found.append,
+    )
+    jobs = max(tracker.getJobIdsForGroup()) - before
+    assert {frozenset(m.key) for m in found} == local[0]
+    assert stats.extra["spark_gathered"] is True
+    assert jobs < 20, jobs  # (a job per shard: more than 40)
 
 
 def test_a_shards_matches_go_back_to_spark_in_many_batches(

@@ -111,12 +111,15 @@ def deliver(
     assert on_match is not None
     largest = max((int(s["matches"]) for s in shard_stats), default=0)
     spooled = largest > SPOOLED and str(context.master).startswith("local")
+    gathered = not spooled and sum(int(s["matches"]) for s in shard_stats) <= GATHERED
     if spooled:
         stats.extra["spark_spooled"] = True
+    if gathered:
+        stats.extra["spark_gathered"] = True
     written = 0
     lines = spark.lines  # the executors' lines are the local writer's
     codec = MatchCodec()  # else each match as the executor had it, for the local writers
-    with _to_driver(matches.select("text"), context, spooled) as packs:
+    with _to_driver(matches.select("text"), context, spooled, gathered) as packs:
         for text in packs:
             pack = text.split("\n")  # a few matches
             if options.max_matches is not None:
@@ -138,19 +141,27 @@ def deliver(
 # executors write (``_to_driver``), not from Spark's iterator (which holds a shard whole)
 SPOOLED = 1 << 20
 SPOOLED_BYTES = 1 << 20  # text read at once from those files
+# matches in all up to which they reach the driver in one job, not a job per shard (Spark's
+# iterator runs one for each partition: 40 shards of a few matches took 2-3 s more)
+GATHERED = 1 << 16
 
 
 @contextlib.contextmanager
-def _to_driver(texts: Any, context: Any, spooled: bool) -> Iterator[Iterator[str]]:
+def _to_driver(texts: Any, context: Any, spooled: bool, gathered: bool = False) -> Iterator[Iterator[str]]:
     """The texts of the result's matches (each one or more, joined by newlines), as they
-    reach the driver: from ``toLocalIterator``, which holds a partition of the result (a
-    shard's matches) whole in the driver's JVM, so that 800 MB of them fail with Java's
-    ``OutOfMemoryError`` on its default heap; or, ``spooled`` (a local master, whose
-    executors write where the driver reads), from text files the executors write into a
-    directory of their own, read in order a megabyte at a time, and removed at the end."""
+    reach the driver: ``gathered`` (few in all), in one job; else from ``toLocalIterator``,
+    a job per partition, which holds a partition of the result (a shard's matches) whole
+    in the driver's JVM, so that 800 MB of them fail with Java's ``OutOfMemoryError`` on
+    its default heap; or, ``spooled`` (a local master, whose executors write where the
+    driver reads), from text files the executors write into a directory of their own, read
+    in order a megabyte at a time, and removed at the end."""
     import shutil
     import tempfile
 
+    if gathered:
+        context.setJobDescription("cepcli: collect the matches to the driver")
+        yield (row[0] for row in texts.collect())
+        return
     if not spooled:
         context.setJobDescription("cepcli: stream the matches to the driver")
         yield (row[0] for row in texts.toLocalIterator(prefetchPartitions=True))
