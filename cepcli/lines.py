@@ -1,13 +1,15 @@
-"""A match's jsonl line made from columns: the columnar engine's matches (``Found``), a
-slice's at a time, as the text ``cepcli.output.match_line`` makes from their events, byte
-for byte, without making the events (their values' text by Arrow's kernels where their
-types allow, else by ``json_value``, value by value). ``cepcli run --format jsonl`` writes
-them so (``cepcli.writers``)."""
+"""A match's line made from columns: the columnar engine's matches (``Found``), a slice's
+at a time, as the text the writers make from their events, byte for byte, without making
+the events (their values' text by Arrow's kernels where their types allow, else value by
+value): jsonl (``cepcli.output.match_line``'s) and csv (``flat_row``'s cells, quoted as
+Python's ``csv`` module quotes them). ``cepcli run --format jsonl`` and ``--format csv``
+write them so (``cepcli.writers``)."""
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -17,7 +19,7 @@ import pyarrow.compute as pc
 
 from cepcli.arrays import arrow, whole
 from cepcli.events import Kind, Schema
-from cepcli.output import event_text, exact_json, json_value, time_json
+from cepcli.output import CsvLines, ManyFlat, event_text, exact_json, flat_cell, json_value, time_json
 from cepcli.runtime.columnar import Columns, Found
 from cepcli.sources.rows import column_values
 from cepcli.sources.text import INT_SHAPE
@@ -111,6 +113,10 @@ def _json_column(
         written = _written_text(column, kind, nulls)  # (text the query did not read, typed by its kind)
         if written is not None:
             return written
+    if not decimal_text and pa.types.is_floating(kinds):
+        floats = _whole_floats(column, "null", '"inf"')
+        if floats is not None:
+            return floats
 
     def dumped(value: object) -> str:
         shown = shape(value, kind, nulls)
@@ -123,6 +129,30 @@ def _json_column(
         return json.dumps(shown, separators=(",", ":"), default=str, allow_nan=False)
 
     return pa.array([dumped(v) for v in column_values(column, decimal_text)], pa.large_string())
+
+
+def _whole_floats(column: pa.Array, missing: str, infinity: str) -> pa.Array | None:
+    """Floats whose values are whole numbers below 1e16 (counts and minutes with missing
+    values: a float column) as Python writes them (``repr``: ``12.0``, ``-0.0``; NaN and null
+    as ``missing``, infinities as ``infinity`` with its sign: ``json_value``'s), made by
+    Arrow's kernels; None where another value has digits after the point, or is larger
+    (Python writes those its own way: value by value)."""
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    finite = np.isfinite(values)
+    if not np.all(values[finite] == np.trunc(values[finite])) or np.any(np.abs(values[finite]) >= 1e16):
+        return None
+    whole = np.where(finite, values, 0).astype(np.int64)
+    texts = pc.binary_join_element_wise(pc.cast(arrow(whole), pa.large_string()), _text(".0"), _text(""))
+    negative_zero = finite & (values == 0) & np.signbit(values)
+    if negative_zero.any():
+        texts = pc.if_else(arrow(negative_zero), _text("-0.0"), texts)
+    if not finite.all():
+        signed = pc.if_else(arrow(values > 0), _text(infinity), _text(infinity.replace("inf", "-inf", 1)))
+        texts = pc.if_else(arrow(np.isinf(values)), signed, texts)
+        texts = pc.if_else(arrow(np.isnan(values)), _text(missing), texts)
+    if column.null_count:
+        texts = pc.if_else(column.is_valid(), texts, _text(missing))
+    return texts
 
 
 def _quoted(column: pa.Array) -> pa.Array:
@@ -156,15 +186,18 @@ def _plain(column: pa.Array) -> bool:
     return not ((data < 32) | (data > 126) | (data == 34) | (data == 92)).any()
 
 
-def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str]) -> pa.Array | None:
+def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str], json: bool = True) -> pa.Array | None:
     """A text column of a kind the query did not read, as ``json_value`` types each value
     (``output._typed_text``): a null marker is null; a time's text stays text; an integer's
-    text that has the shape of one is its number, other text stays text. None where Arrow's
-    kernels cannot say so exactly (text beyond ASCII, whose digits Python reads and Arrow
-    does not; a number past int64): those go value by value."""
+    text that has the shape of one is its number, other text stays text; as JSON (text
+    quoted, ``null``), or (not ``json``) as csv cells (``cell_text``'s: text as it is,
+    missing empty). None where Arrow's kernels cannot say so exactly (text beyond ASCII,
+    whose digits Python reads and Arrow does not; a number past int64): those go value by
+    value."""
     if not pc.all(pc.string_is_ascii(column)).as_py():
         return None
-    out = _quoted(column)
+    out = _quoted(column) if json else pc.cast(column, pa.large_string())
+    missing = "null" if json else ""
     if kind is Kind.INT:
         shaped = pc.fill_null(pc.match_substring_regex(column, INT_SHAPE), False)
         digits = pc.replace_substring_regex(pc.utf8_trim_whitespace(column), r"^\+", "")
@@ -174,8 +207,8 @@ def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str]) -> pa.Arr
             return None
         out = pc.if_else(shaped, pc.cast(numbers, pa.large_string()), out)
     if nulls:
-        out = pc.if_else(pc.is_in(column, pa.array(sorted(nulls), pa.string())), _text("null"), out)
-    return pc.fill_null(out, "null")
+        out = pc.if_else(pc.is_in(column, pa.array(sorted(nulls), pa.string())), _text(missing), out)
+    return pc.fill_null(out, missing)
 
 
 def _iso_texts(column: pa.Array) -> pa.Array:
@@ -261,3 +294,136 @@ def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _text(text: str) -> pa.Scalar:
     return pa.scalar(text, pa.large_string())
+
+
+def found_csv(found: Found, flat: ManyFlat, query: str, named: bool) -> tuple[pa.Buffer, np.ndarray]:
+    """``found``'s matches (of ``query``) as their csv lines, each with its newline: the
+    text ``CsvWriter.write`` makes of each (``flat``'s row of ``flat_row``'s cells, without
+    the query's when not ``named``, quoted as Python's ``csv`` module quotes them), byte
+    for byte, made from columns; as UTF-8 bytes, and where each line ends, in bytes from
+    the first one's start. A Kleene variable's values are joined with ``;`` in row order;
+    a variable the match (its query, its OR branch) does not bind is left empty."""
+    bound = dict(zip(found.names, found.positions, strict=True))
+    present = [n for n in flat.names[query] if n in bound]
+    runs = [found.runs[n].flat for n in present if n in found.runs]
+    unique, index = _distinct(np.concatenate([bound[n] for n in present] + runs))
+    cells = event_cells(found.data, unique, flat.schema, flat.keep)
+    mine: dict[str, list[pa.Array]] = {}
+    at = len(present) * len(found)  # (the runs' events follow the variables' own)
+    for i, name in enumerate(present):
+        if name not in found.runs:
+            taken = arrow(index[i * len(found) : (i + 1) * len(found)])
+            mine[name] = [_csv_quoted(c.take(taken)) for c in cells]
+            continue
+        run = found.runs[name]
+        taken = arrow(index[at : at + len(run.flat)])
+        at += len(run.flat)
+        offsets = arrow(run.offsets)
+        joined = [
+            pc.binary_join(pa.LargeListArray.from_arrays(offsets, c.take(taken)), _text(";")) for c in cells
+        ]
+        mine[name] = [_csv_quoted(c) for c in joined]
+    fields: list[pa.Array | str] = [_csv_cell(query)] if named else []
+    for name in flat.at:  # (every query's variables, in the order of the header)
+        fields.extend(mine.get(name, [""] * flat.width))
+    parts: list[pa.Array | pa.Scalar] = []
+    text = ""  # (constant cells and commas between arrays: one scalar each)
+    for k, field in enumerate(fields):
+        text += "," if k else ""
+        if isinstance(field, str):
+            text += field
+            continue
+        if text:
+            parts.append(_text(text))
+        parts.append(field)
+        text = ""
+    parts.append(_text(text + "\n"))
+    lines = pc.binary_join_element_wise(*parts, _text(""))
+    offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    body = lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    return body, offsets[1:] - offsets[0]
+
+
+def event_cells(
+    data: Columns, positions: np.ndarray, schema: Schema, keep: Sequence[int] | None
+) -> list[pa.Array]:
+    """The csv cells of the events at ``positions`` (``flat_row``'s, unquoted): ``_row``,
+    then each column ``keep`` names (all by default); integers, times, booleans and text by
+    Arrow's kernels, other values by ``flat_cell``, value by value."""
+    kinds, nulls, columns = schema.current_kinds(), schema.nulls, schema.columns
+    time_at = columns.index(schema.time_col) if schema.time_col in columns else -1
+    shown = range(len(columns)) if keep is None else keep
+    if data.values is None:  # events made before (a Spark shard's): their own values
+        events = data.events(positions)
+        out = [pa.array([str(e.row) for e in events], pa.large_string())]
+        for i in shown:
+            cells = [flat_cell(e.values[i], kinds[i], nulls, i == time_at) for e in events]
+            out.append(pa.array(cells, pa.large_string()))
+        return out
+    values = data.values(positions)
+    out = [pc.cast(arrow(data.rows[positions]), pa.large_string())]
+    for i in shown:
+        out.append(_csv_column(values[i], kinds[i], nulls, i in data.decimal_text, i == time_at))
+    return out
+
+
+def _csv_column(
+    column: pa.Array | pa.ChunkedArray, kind: Kind, nulls: frozenset[str], decimal_text: bool, time: bool
+) -> pa.Array:
+    """One column's values as csv cells (``flat_cell``'s; ``time``: the time column's)."""
+    column = whole(column)
+    kinds = column.type
+    text = pa.types.is_string(kinds) or pa.types.is_large_string(kinds)
+    if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
+        if kind is Kind.TIME:
+            quoted = _iso_texts(column)  # (JSON strings, "null" where missing)
+            cells = pc.utf8_slice_codeunits(quoted, 1, -1)
+            return pc.if_else(column.is_valid(), cells, _text("")) if column.null_count else cells
+        return pc.fill_null(pc.cast(column, pa.large_string()), "")
+    if not decimal_text and pa.types.is_boolean(kinds):
+        return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), "")
+    if not decimal_text and text and kind in (Kind.STR, Kind.UNKNOWN, Kind.PENDING):
+        return pc.fill_null(pc.cast(column, pa.large_string()), "")
+    if not decimal_text and text and kind in (Kind.TIME, Kind.INT):
+        written = _written_text(column, kind, nulls, json=False)  # (text the query did not read)
+        if written is not None:
+            return written
+    if not decimal_text and pa.types.is_floating(kinds):
+        floats = _whole_floats(column, "", "inf")
+        if floats is not None:
+            return floats
+    cells = [flat_cell(v, kind, nulls, time) for v in column_values(column, decimal_text)]
+    return pa.array(cells, pa.large_string())
+
+
+def _csv_quoted(cells: pa.Array) -> pa.Array:
+    """Cells quoted where the writer's rows quote them (``_QUOTED``: a comma, a quote, a
+    line break), each quote doubled."""
+    buffers = cells.buffers()
+    if buffers[2] is None:
+        return cells
+    offsets = np.frombuffer(buffers[1], np.int64)
+    data = np.frombuffer(buffers[2], np.uint8)[offsets[cells.offset] : offsets[cells.offset + len(cells)]]
+    if not np.isin(data, _QUOTED_BYTES).any():  # (one look at the text, not a pattern per cell)
+        return cells
+    doubled = pc.replace_substring(cells, '"', '""')
+    quoted = pc.binary_join_element_wise(_text('"'), doubled, _text('"'), _text(""))
+    return pc.if_else(pc.match_substring_regex(cells, _QUOTED_PATTERN), quoted, cells)
+
+
+def _csv_cell(text: str) -> str:
+    """One cell as the writer's rows write it in a row of several."""
+    return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
+
+
+def _quoting() -> str:
+    """The characters ``CsvLines`` (the writer's rows: Python's ``csv``) quotes a cell for,
+    found by asking it."""
+    lines = CsvLines()
+    return "".join(char for char in ',"\n\r\t; ' if lines.line([f"a{char}b", "c"]).startswith('"'))
+
+
+_QUOTED_CHARS = _quoting()
+_QUOTED = re.compile("[" + re.escape(_QUOTED_CHARS) + "]")
+_QUOTED_PATTERN = "[" + "".join(f"\\x{ord(c):02x}" for c in _QUOTED_CHARS) + "]"
+_QUOTED_BYTES = np.frombuffer(_QUOTED_CHARS.encode("ascii"), np.uint8)

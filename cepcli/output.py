@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -290,12 +292,19 @@ def flat_row(match: Match, schema: Schema, pattern: Pattern, keep: Sequence[int]
         events = events_of(bound.get(name))
         line.append(";".join(str(e.row) for e in events))
         for i in positions:
-            if i == time_at:
-                shown = [time_json(e.values[i], kinds[i], schema.nulls) for e in events]
-                line.append(";".join("" if v is None else shown_text(v) for v in shown))
-                continue
-            line.append(";".join(cell_text(e.values[i], kinds[i], schema.nulls) for e in events))
+            line.append(
+                ";".join(flat_cell(e.values[i], kinds[i], schema.nulls, i == time_at) for e in events)
+            )
     return line
+
+
+def flat_cell(value: object, kind: Kind, nulls: frozenset[str], time: bool = False) -> str:
+    """A value's cell in the flat form (``cell_text``; ``time``: the time column's, which
+    keeps a fraction written as text exact: ``time_json``)."""
+    if time:
+        shown = time_json(value, kind, nulls)
+        return "" if shown is None else shown_text(shown)
+    return cell_text(value, kind, nulls)
 
 
 def kept(schema: Schema, show: Sequence[str] | None) -> tuple[int, ...] | None:
@@ -342,3 +351,22 @@ def variables(pattern: Pattern) -> list[str]:
 def ordered(match: Match, names: list[str]) -> list[tuple[str, Binding]]:
     bound = dict(match.bindings)
     return [(name, bound[name]) for name in names if name in bound]
+
+
+class CsvLines:
+    """CSV rows as text, each made whole before it is written (a row cut by a full disk or a
+    signal is never half in the output), ending in a newline; a cell is quoted where it
+    holds a comma, a quote or a line break (``\n`` or ``\r``: a reader ends a row at
+    either), its quotes doubled."""
+
+    def __init__(self) -> None:
+        self.text = io.StringIO()
+        # (Python's csv quotes a cell for the characters of the line's end: \r\n, then cut)
+        self.writer = csv.writer(self.text, lineterminator="\r\n")
+
+    def line(self, cells: Sequence[object]) -> str:
+        self.writer.writerow(cells)
+        row = self.text.getvalue()
+        self.text.seek(0)
+        self.text.truncate()
+        return row[:-2] + "\n"

@@ -5,19 +5,18 @@ the table and the panels are ``cepcli.render``'s."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Protocol
 
 from cepcli.errors import UsageError
 from cepcli.events import Schema
-from cepcli.output import ManyFlat, kept, match_line, variables
+from cepcli.output import CsvLines, ManyFlat, kept, match_line, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.prepare import QUERY_KEY
 from cepcli.query import ast as a
 from cepcli.runtime.matches import Match
+from cepcli.writing import writes_utf8
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,10 +105,14 @@ class CsvWriter:
     ) -> None:
         self.stream = stream
         self.flat = ManyFlat(schema, dict(patterns), keep)
+        self.named = named
         self.first = 0 if named else 1  # (unnamed: without the query column)
         self.written = 0
-        self.lines = _CsvLines()
+        self.lines = CsvLines()
         self.stream.write(self.lines.line(self.flat.columns[self.first :]))
+        # the columnar engine's matches, their lines made from columns, where the stream
+        # writes UTF-8 (``found_text``'s bytes are; where each line ends is counted in them)
+        self.takes_found = writes_utf8(stream)
 
     def write(self, named: Named) -> int:
         self.written += 1
@@ -117,24 +120,18 @@ class CsvWriter:
         self.stream.write(row)
         return encoded_size(row, self.stream)
 
+    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
+        """The lines of the columnar engine's matches (``Found``) of the named query, made
+        from columns (``found_csv``: UTF-8), and where each ends (bytes from the first), for
+        the caller to write (``write_ascii``), as ``JsonlWriter.found_text``."""
+        from cepcli.lines import found_csv
+
+        query, found = named
+        self.written += len(found)  # counted first, as in write
+        return found_csv(found, self.flat, query, self.named)
+
     def close(self) -> None:
         self.stream.flush()
-
-
-class _CsvLines:
-    """CSV rows as text, each made whole before it is written (a row cut by a full disk or a
-    signal is never half in the output)."""
-
-    def __init__(self) -> None:
-        self.text = io.StringIO()
-        self.writer = csv.writer(self.text, lineterminator="\n")
-
-    def line(self, cells: Sequence[object]) -> str:
-        self.writer.writerow(cells)
-        row = self.text.getvalue()
-        self.text.seek(0)
-        self.text.truncate()
-        return row
 
 
 def shown_columns(

@@ -6,6 +6,7 @@ last complete match (``LastMatch``)."""
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -220,15 +221,26 @@ def _offset(fd: int) -> int:
 
 
 def write_ascii(stream: IO[str], data: bytes | memoryview | Any) -> None:
-    """ASCII text given as bytes (a buffer: ``cepcli.lines``' jsonl lines) written to a text
-    stream: straight to its binary buffer when it has one and its encoding writes ASCII as
-    ASCII (what the text layer holds is flushed first), else decoded and written as text."""
+    """ASCII text given as bytes (a buffer: ``cepcli.lines``' jsonl lines; or UTF-8, its csv
+    lines, for a stream that ``writes_utf8``) written to a text stream: straight to its
+    binary buffer when it has one and its encoding writes ASCII as ASCII (what the text
+    layer holds is flushed first), else decoded and written as text."""
     binary = getattr(stream, "buffer", None)
     if isinstance(binary, io.BufferedIOBase) and _ascii_as_is(getattr(stream, "encoding", None) or "utf-8"):
         stream.flush()
         binary.write(data)
     else:
-        stream.write(bytes(data).decode("ascii"))
+        stream.write(bytes(data).decode("utf-8"))
+
+
+def writes_utf8(stream: IO[str]) -> bool:
+    """Whether ``stream`` encodes its text as UTF-8 (a stream without an encoding, as a
+    ``StringIO``, takes text: UTF-8 is then what it is given)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 @lru_cache(maxsize=8)

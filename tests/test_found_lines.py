@@ -1,6 +1,7 @@
-"""The columnar engine's jsonl lines made from columns (``cepcli.output.found_lines``): the
-text of each match is, byte for byte and in the same order, the line ``match_line`` makes
-from the match's events, for every kind of value an input can hold, with ``--show``, and
+"""The columnar engine's jsonl and csv lines made from columns (``cepcli.lines``:
+``found_lines``, ``found_csv``): the text of each match is, byte for byte and in the same
+order, the line its writer makes from the match's events (``match_line``; ``flat_row``'s
+cells quoted by Python's ``csv``), for every kind of value an input can hold, with ``--show``, and
 for several queries (each line saying its query); the CLI writes them so (``--max-matches``
 cut inside a slice's matches included).
 
@@ -11,6 +12,8 @@ decimals, text that JSON escapes, booleans, durations, nested values, nanosecond
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -24,33 +27,57 @@ from hypothesis import strategies as st
 
 import cepcli
 from cepcli.api import ManyMatches, Matches
-from cepcli.lines import found_lines
-from cepcli.output import match_line, variables
+from cepcli.output import CsvLines, ManyFlat, match_line, variables
 from cepcli.runtime.columnar import Found
+from cepcli.writers import CsvWriter, JsonlWriter
 from tests.forms import cases, cli, write
 
 
-def _lines(**arguments: Any) -> tuple[list[str], list[str], int]:
-    """One query's lines twice, from two runs of ``cepcli.find(**arguments)``: match by
-    match (``Run.matches``), and through ``Run.found`` (``found_lines`` where the columnar
-    engine ran); and how many ``Found`` batches the second had."""
+def _lines(fmt: str = "jsonl", **arguments: Any) -> tuple[list[str], list[str], int]:
+    """One query's lines in ``fmt`` (jsonl or csv) twice, from two runs of
+    ``cepcli.find(**arguments)``: each match written by the writer (``write``: from its
+    events, match by match, ``Run.matches``), and through ``Run.found`` (``found_text``:
+    from columns where the columnar engine ran, cut where it says each line ends); and how
+    many ``Found`` batches the second had."""
     result = _find(**arguments)
     job, keep = result.run, result._keep
-    names = variables(job.pattern)
-    single = [match_line(m, job.schema, names, keep) + "\n" for _, m in job.matches()]
+    single: list[str] = []
+    writer, stream = _writer(fmt, job, keep)
+    for _, match in job.matches():
+        size = writer.write(("q", match))
+        single.append(stream.getvalue())
+        stream.seek(0)
+        stream.truncate()
+        assert size == len(single[-1].encode("utf-8"))
     job = _find(**arguments).run
+    writer, stream = _writer(fmt, job, keep)
     batched: list[str] = []
     batches = 0
     for _, item in job.found():
         if isinstance(item, Found):
             batches += 1
-            body, ends = found_lines(item, job.schema, names, keep)
-            lines = body.to_pybytes().decode("ascii").splitlines(keepends=True)
-            assert [len(line) for line in lines] == (ends - [0, *ends[:-1]]).tolist()
-            batched += lines
+            body, ends = writer.found_text(("q", item))  # type: ignore[union-attr]
+            text = body.to_pybytes()
+            assert int(ends[-1]) == len(text)
+            batched += [text[a:b].decode("utf-8") for a, b in zip([0, *ends[:-1]], ends, strict=True)]
         else:
-            batched.append(match_line(item, job.schema, names, keep) + "\n")
+            writer.write(("q", item))
+            batched.append(stream.getvalue())
+            stream.seek(0)
+            stream.truncate()
     return single, batched, batches
+
+
+def _writer(fmt: str, job: Any, keep: Any) -> tuple[JsonlWriter | CsvWriter, io.StringIO]:
+    """The writer of ``fmt`` for the job's one query, named ``q``, to a fresh stream (its
+    csv header left out)."""
+    stream = io.StringIO()
+    kind = JsonlWriter if fmt == "jsonl" else CsvWriter
+    writer = kind(stream, job.schema, {"q": job.pattern}, keep)
+    assert writer.takes_found
+    stream.seek(0)
+    stream.truncate()
+    return writer, stream
 
 
 def _find(**arguments: Any) -> Matches:
@@ -59,11 +86,12 @@ def _find(**arguments: Any) -> Matches:
     return result
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 @pytest.mark.parametrize("form", ["csv", "jsonl", "parquet", "frame"])
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_lines_made_from_columns_are_the_lines_of_the_events(
-    form: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+    fmt: str, form: str, data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     case = data.draw(cases(stray=form in ("csv", "jsonl")))  # (a typed input has no stray words)
     note(str(case))
@@ -76,7 +104,7 @@ def test_lines_made_from_columns_are_the_lines_of_the_events(
         chunk_rows=case.chunk_rows,
         on_bad_row="skip",
     )
-    single, batched, _ = _lines(**arguments)
+    single, batched, _ = _lines(fmt, **arguments)
     assert batched == single
 
 
@@ -103,15 +131,18 @@ def kinds_csv(tmp_path: Path) -> Path:
     "schema", [None, {"d": "decimal", "f": "float", "b": "bool", "t": "time"}, {"i": "str", "d": "float"}]
 )
 @pytest.mark.parametrize("show", [None, ["s", "d"], []])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_every_kind_of_text_value_gives_the_events_line(
-    kinds_csv: Path, schema: dict[str, str] | None, show: list[str] | None
+    kinds_csv: Path, schema: dict[str, str] | None, show: list[str] | None, fmt: str
 ) -> None:
-    single, batched, batches = _lines(query=QUERY, data=kinds_csv, schema=schema, show=show)
+    single, batched, batches = _lines(fmt, query=QUERY, data=kinds_csv, schema=schema, show=show)
     assert batches >= 1 and len(single) == 4
     assert batched == single
-    first = json.loads(single[0], parse_float=Decimal)
-    if show is None:
+    if show is None and fmt == "jsonl":
+        first = json.loads(single[0], parse_float=Decimal)
         assert first["a"]["s"] == 'say "hi" \\ there' and first["b"]["s"] == "é ✓"
+    if show is None and fmt == "csv":  # a.s quoted (its quotes doubled), b.s as it is
+        assert '"say ""hi"" \\ there"' in single[0] and ",é ✓," in single[0]
 
 
 def test_every_arrow_type_gives_the_events_line(tmp_path: Path) -> None:
@@ -135,10 +166,11 @@ def test_every_arrow_type_gives_the_events_line(tmp_path: Path) -> None:
     assert table.num_rows == n
     path = tmp_path / "kinds.parquet"
     pq.write_table(table, path)
-    for show in (None, ["dur", "lst", "big"]):
-        single, batched, batches = _lines(query=QUERY, data=path, show=show)
-        assert batches >= 1 and len(single) >= 5
-        assert batched == single
+    for fmt in ("jsonl", "csv"):
+        for show in (None, ["dur", "lst", "big"]):
+            single, batched, batches = _lines(fmt, query=QUERY, data=path, show=show)
+            assert batches >= 1 and len(single) >= 5
+            assert batched == single
 
 
 def test_times_at_the_edges_of_int64_give_the_events_line(tmp_path: Path) -> None:
@@ -157,11 +189,15 @@ def test_times_at_the_edges_of_int64_give_the_events_line(tmp_path: Path) -> Non
     )
     path = tmp_path / "edges.parquet"
     pq.write_table(table, path)
-    for query in ("PATTERN SEQ(A a, B b) WITHIN 5 s", "PATTERN SEQ(A a, B b) WITHIN 40000 days"):
-        single, batched, batches = _lines(query=query, data=path)
-        assert batches >= 1 and single
-        assert batched == single
-    assert json.loads(single[-1])["b"]["ts"] == "2262-04-11T23:47:16.854775807Z"
+    for fmt in ("jsonl", "csv"):
+        for query in ("PATTERN SEQ(A a, B b) WITHIN 5 s", "PATTERN SEQ(A a, B b) WITHIN 40000 days"):
+            single, batched, batches = _lines(fmt, query=query, data=path)
+            assert batches >= 1 and single
+            assert batched == single
+        if fmt == "jsonl":
+            assert json.loads(single[-1])["b"]["ts"] == "2262-04-11T23:47:16.854775807Z"
+        else:
+            assert single[-1].split(",")[-3] == "2262-04-11T23:47:16.854775807Z"  # b.ts, b.type, b.at
 
 
 def test_several_queries_lines_say_their_query_as_the_events_lines_do(
@@ -185,11 +221,84 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
     assert {json.loads(line)["query"] for line in want} == set(queries)
 
 
+def test_several_queries_csv_rows_say_their_query_as_the_events_rows_do(tmp_path: Path) -> None:
+    """A named run's csv: the ``query`` column (a name with a comma quoted), then every
+    query's variables' cells, those of the other queries' variables (and of a variable an
+    OR branch does not bind) empty; the cells that hold a comma, a quote or a newline quoted
+    as Python's ``csv`` quotes them, also where a Kleene run's values are joined."""
+    text = (
+        "ts,type,s,n\n"
+        '1,A,"x,y",1\n'
+        '2,B,"say ""hi""",2.0\n'
+        '3,B,"two\nlines",-0.0\n'
+        '4,A,"back\rslash\\",\n'
+        '5,B,"plain,semi;",inf\n'
+    )
+    data = tmp_path / "quoted.csv"
+    data.write_text(text, encoding="utf-8")
+    queries = {
+        "first,one": QUERY,
+        "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
+        "third": "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 5 s",
+    }
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name, query in queries.items():
+        (rules / f"{name}.sase").write_text(query + "\n")
+    out = tmp_path / "out.csv"
+    done = cli(
+        ["run", str(rules), "-i", str(data), "--time-unit", "s", "--format", "csv", "-q", "-o", str(out)]
+    )
+    assert done.returncode == 0, done.stderr
+    result = cepcli.find(queries, data, time_unit="s")
+    assert isinstance(result, ManyMatches)
+    flat = ManyFlat(result.schema, dict(result.patterns))
+    cells = [flat.columns] + [flat.row(name, match) for name, match in result.raw()]
+    got = out.read_bytes().decode("utf-8")  # (not read_text: a cell's \r stays a \r)
+    lines = CsvLines()
+    assert got == "".join(lines.line(row) for row in cells)
+    rows = list(csv.reader(io.StringIO(got, newline="")))  # (read back: the cells, \r and \n in them)
+    assert rows == [[str(cell) for cell in row] for row in cells]
+    assert {row[0] for row in rows[1:]} == set(queries)
+    assert '"two\nlines"' in got and '"back\rslash\\"' in got and '"x,y"' in got and '"say ""hi"""' in got
+    assert any(";" in cell and "," in cell for row in rows for cell in row)  # a run's joined cell
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [12.0, -0.0, float("inf"), float("nan"), None, float("-inf"), 2.0**53 + 2, -(1e15) + 1, 0.0],
+        [12.0, 0.5, -0.0, None, 1e16, float("nan")],  # a fraction, 1e16: value by value
+        [None, None, None, None],
+    ],
+)
+def test_floats_give_the_events_line(tmp_path: Path, values: list[float | None], fmt: str) -> None:
+    """Floats that are whole numbers are written as Python writes them (``12.0``, ``-0.0``,
+    infinities, NaN and null missing), by Arrow's kernels; a column with a fraction or a
+    larger number, value by value: the lines are the events' lines either way."""
+    n = len(values)
+    table = pa.table(
+        {
+            "ts": pa.array(range(n), pa.int64()),
+            "type": ["AB"[i % 2] for i in range(n)],
+            "x": pa.array(values, pa.float64()),
+            "y": pa.array(values, pa.float32()),
+        }
+    )
+    path = tmp_path / "floats.parquet"
+    pq.write_table(table, path)
+    single, batched, batches = _lines(fmt, query="PATTERN SEQ(A a, B b) WITHIN 5 s", data=path, time_unit="s")
+    assert batches >= 1 and single
+    assert batched == single
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_max_matches_cuts_inside_a_slice_and_the_file_ends_with_a_whole_line(
-    kinds_csv: Path, tmp_path: Path
+    kinds_csv: Path, tmp_path: Path, fmt: str
 ) -> None:
-    out = tmp_path / "out.jsonl"
-    everything = cli(["run", "-e", QUERY, "-i", str(kinds_csv), "--format", "jsonl", "-q"])
+    out = tmp_path / f"out.{fmt}"
+    everything = cli(["run", "-e", QUERY, "-i", str(kinds_csv), "--format", fmt, "-q"])
     assert everything.returncode == 0
     done = cli(
         [
@@ -199,7 +308,7 @@ def test_max_matches_cuts_inside_a_slice_and_the_file_ends_with_a_whole_line(
             "-i",
             str(kinds_csv),
             "--format",
-            "jsonl",
+            fmt,
             "-q",
             "--max-matches",
             "3",
@@ -208,18 +317,25 @@ def test_max_matches_cuts_inside_a_slice_and_the_file_ends_with_a_whole_line(
         ]
     )
     assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == b"".join(everything.stdout.splitlines(keepends=True)[:3])
+    header = 1 if fmt == "csv" else 0  # (no cell of these rows holds a newline)
+    assert out.read_bytes() == b"".join(everything.stdout.splitlines(keepends=True)[: header + 3])
 
 
 @pytest.mark.parametrize("show", [None, ["s", "d"]])
-def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str] | None) -> None:
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str] | None, fmt: str) -> None:
     """A Kleene variable's run (skip-till-next-match: the columnar engine's one run per
-    start) is written as the JSON array of its events, as the events' line has it."""
+    start) is written as the JSON array of its events (csv: each cell its events' values
+    joined with ``;``), as the events' line has it."""
     query = "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 5 s"
-    single, batched, batches = _lines(query=query, data=kinds_csv, show=show)
+    single, batched, batches = _lines(fmt, query=query, data=kinds_csv, show=show)
     assert batches >= 1 and single
     assert batched == single
-    assert any(len(json.loads(line)["b"]) > 1 for line in single)
+    if fmt == "jsonl":
+        assert any(len(json.loads(line)["b"]) > 1 for line in single)
+    else:
+        width = 1 + (8 if show is None else 2)  # (a's cells: its row, then its columns)
+        assert any(";" in next(csv.reader([line]))[width] for line in single)  # b._row: its rows
 
 
 @pytest.mark.parametrize(
@@ -230,7 +346,8 @@ def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str]
         ["1", "\u0663", "2", "3", "NA", "4", "5", "6"],  # an Arabic-Indic 3: Python's digit, not Arrow's
     ],
 )
-def test_text_a_query_does_not_read_gives_the_events_line(tmp_path: Path, cells: list[str]) -> None:
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_text_a_query_does_not_read_gives_the_events_line(tmp_path: Path, cells: list[str], fmt: str) -> None:
     """Columns no condition reads stay text until written, typed then by their kind: an
     integer's text (signs, blanks, zeros, int64's ends, a null marker), a time's text. The
     lines made from columns are the events' lines, byte for byte."""
@@ -240,6 +357,6 @@ def test_text_a_query_does_not_read_gives_the_events_line(tmp_path: Path, cells:
         rows.append(f'{i},{"AB"[i % 2]},"{cell}",{when}')
     path = tmp_path / "text.csv"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    single, batched, batches = _lines(query=QUERY, data=path, null_values=["NA"])
+    single, batched, batches = _lines(fmt, query=QUERY, data=path, null_values=["NA"])
     assert batches >= 1 and single
     assert batched == single
