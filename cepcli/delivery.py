@@ -107,6 +107,8 @@ class Delivery:
 
         def put_found(found: tuple[str, Found]) -> None:  # the columnar engine's matches, lines made at once
             text, ends = writer.found_text(found)  # type: ignore[attr-defined]
+            if not len(ends):  # (none to write now: parquet's file is written at the end)
+                return
             due = last.wrote_lines(ends)  # (before the write: it may reach the file, and fail)
             write_ascii(stream, text)
             if not self.batched or due:

@@ -27,9 +27,11 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cepcli.arrays import arrow, sorted_distinct
 from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Event, Kind, Schema
 from cepcli.output import exact_number_text, kept, variables
@@ -38,6 +40,8 @@ from cepcli.runtime.matches import Match
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from cepcli.runtime.columnar import Found
 
 TIME_TYPE = pa.timestamp("ns", tz="UTC")
 RESULT_TYPES: dict[Kind, pa.DataType] = {
@@ -97,43 +101,66 @@ class Results:
 
     def _reset(self) -> None:
         self.count = 0
-        # each match's event (its place in events; -1: unbound), a Kleene one's events in a row
+        # each variable's matches (their numbers), only those that bind it (a match of many
+        # queries' costs its own query's variables): its event in each (its place in
+        # events), a Kleene variable's events in a row and how many
+        self.bound: dict[str, array[int]] = {n: array("q") for n in self.variables}
         self.picks: dict[str, array[int]] = {n: array("q") for n in self.variables}
-        self.offsets: dict[str, array[int]] = {n: array("q", [0]) for n in self.kleene}
+        self.lengths: dict[str, array[int]] = {n: array("q") for n in self.kleene}
         self.queries = []
 
     def add(self, match: Match, query: str | None = None) -> None:
+        """One match of ``query`` (None: the only query)."""
         bound = dict(match.bindings)
-        index, events = self.index, self.events
-        for name in self.variables:
+        for name in self.names[query]:
             binding = bound.get(name)
-            if name in self.kleene:
-                offsets = self.offsets[name]
-                if binding is None:  # no element: the list is null (a bound one has one or more)
-                    offsets.append(offsets[-1])
-                    continue
-                assert isinstance(binding, tuple)
-                for event in binding:
-                    at = index.get(event.row)
-                    if at is None:
-                        at = index[event.row] = len(events)
-                        events.append(event)
-                    self.picks[name].append(at)
-                offsets.append(offsets[-1] + len(binding))
+            if binding is None:  # (an OR branch's: the variable's struct or list is null)
                 continue
-            if binding is None:
-                self.picks[name].append(-1)
+            self.bound[name].append(self.count)
+            if name in self.kleene:
+                assert isinstance(binding, tuple)
+                self.picks[name].extend(self._place(event) for event in binding)
+                self.lengths[name].append(len(binding))
                 continue
             assert not isinstance(binding, tuple)
-            at = index.get(binding.row)
-            if at is None:
-                at = index[binding.row] = len(events)
-                events.append(binding)
-            self.picks[name].append(at)
+            self.picks[name].append(self._place(binding))
+        self._added(1, query)
+
+    def add_found(self, found: Found, query: str | None = None) -> None:
+        """The columnar engine's matches (``Found``) of ``query``, as ``add`` adds each of
+        them, without making them: each distinct event made once, the matches' places in
+        ``events`` by numpy."""
+        if not len(found):
+            return
+        bound = dict(zip(found.names, found.positions, strict=True))
+        names = [name for name in self.names[query] if name in bound]
+        runs = {name: found.runs[name] for name in names if name in found.runs}
+        wanted = sorted_distinct(np.concatenate([bound[n] for n in names] + [r.flat for r in runs.values()]))
+        places = np.array([self._place(event) for event in found.data.events(wanted)], np.int64)
+        numbers = np.arange(self.count, self.count + len(found), dtype=np.int64)
+        for name in names:
+            self.bound[name].frombytes(numbers.tobytes())
+            if name in self.kleene:
+                run = runs[name]
+                self.picks[name].frombytes(places[np.searchsorted(wanted, run.flat)].tobytes())
+                self.lengths[name].frombytes(np.diff(run.offsets).astype(np.int64).tobytes())
+                continue
+            self.picks[name].frombytes(places[np.searchsorted(wanted, bound[name])].tobytes())
+        self._added(len(found), query)
+
+    def _place(self, event: Event) -> int:
+        """The place of ``event`` in ``events`` (added there the first time: by its row)."""
+        at = self.index.get(event.row)
+        if at is None:
+            at = self.index[event.row] = len(self.events)
+            self.events.append(event)
+        return at
+
+    def _added(self, count: int, query: str | None) -> None:
         if self.named:
             assert query is not None
-            self.queries.append(query)
-        self.count += 1
+            self.queries.extend([query] * count)
+        self.count += count
         if self.count >= CHUNK:
             self._flush()
 
@@ -159,16 +186,22 @@ class Results:
             names.append("query")
         fields = ["_row", *self.columns]
         for name in self.variables:
-            picks = pa.array(self.picks[name], pa.int64())
-            if name in self.kleene:
-                offsets = pa.array(self.offsets[name], pa.int32())
-                values = pa.StructArray.from_arrays([c.take(picks) for c in typed], fields)
-                unbound = pc.equal(pc.list_value_length(pa.ListArray.from_arrays(offsets, picks)), 0)
-                arrays.append(pa.ListArray.from_arrays(offsets, values, mask=unbound))
+            matches = np.frombuffer(self.bound[name], np.int64)
+            picks = np.frombuffer(self.picks[name], np.int64)
+            if name in self.kleene:  # (no element: the list is null; a bound one has one or more)
+                lengths = np.zeros(self.count, np.int64)
+                lengths[matches] = np.frombuffer(self.lengths[name], np.int64)
+                offsets = np.zeros(self.count + 1, np.int32)
+                np.cumsum(lengths, out=offsets[1:])
+                values = pa.StructArray.from_arrays([c.take(arrow(picks)) for c in typed], fields)
+                arrays.append(pa.ListArray.from_arrays(arrow(offsets), values, mask=arrow(lengths == 0)))
             else:
-                unbound_mask = pc.equal(picks, -1)
-                taken = [c.take(pc.if_else(unbound_mask, pa.scalar(None, pa.int64()), picks)) for c in typed]
-                arrays.append(pa.StructArray.from_arrays(taken, fields, mask=unbound_mask))
+                unbound = np.ones(self.count, np.bool_)
+                unbound[matches] = False
+                at = np.zeros(self.count, np.int64)
+                at[matches] = picks
+                taken = [c.take(pa.array(at, pa.int64(), mask=unbound)) for c in typed]
+                arrays.append(pa.StructArray.from_arrays(taken, fields, mask=arrow(unbound)))
             names.append(name)
         return pa.RecordBatch.from_arrays(arrays, names)
 
@@ -444,7 +477,6 @@ def flat_pandas(table: pa.Table) -> pd.DataFrame:
     ``timedelta64[ns]``, decimals ``Decimal`` objects, text ``object``; a Kleene variable's
     fields as lists (numpy arrays), one per match (whole numbers and booleans with a missing
     one among them: arrays of Python values and None, exact)."""
-    import numpy as np
     import pandas as pd
 
     columns: list[pa.Array | pa.ChunkedArray] = []

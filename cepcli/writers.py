@@ -213,10 +213,24 @@ class ParquetWriter:
         self.written = 0
         self.closed = False
 
+    takes_found = True  # ``found_text``
+
     def write(self, named: Named) -> int:
         self.written += 1
         self.results.add(named[1], named[0] if self.named else None)
         return 0
+
+    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
+        """The columnar engine's matches (``Found``) kept as typed data without being made
+        (``Results.add_found``): nothing to write now (the file is written whole at the
+        end), no line ends."""
+        import numpy as np
+        import pyarrow as pa
+
+        query, found = named
+        self.written += len(found)  # counted first, as in write
+        self.results.add_found(found, query if self.named else None)
+        return pa.py_buffer(b""), np.zeros(0, dtype=np.int64)
 
     def close(self) -> None:
         if self.closed:

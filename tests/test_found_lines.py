@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import cepcli
 from cepcli.api import ManyMatches, Matches
 from cepcli.output import CsvLines, ManyFlat, match_line, variables
+from cepcli.results import Results
 from cepcli.runtime.columnar import Found
 from cepcli.writers import CsvWriter, JsonlWriter
 from tests.forms import cases, cli, write
@@ -80,6 +81,28 @@ def _writer(fmt: str, job: Any, keep: Any) -> tuple[JsonlWriter | CsvWriter, io.
     return writer, stream
 
 
+def _tables(**arguments: Any) -> tuple[pa.Table, pa.Table, int]:
+    """One query's ``--format parquet`` table twice, from two runs of
+    ``cepcli.find(**arguments)``: each match added by ``Results.add`` (from its events), and
+    through ``Run.found`` (``Results.add_found`` where the columnar engine ran); and how
+    many ``Found`` batches the second had."""
+    result = _find(**arguments)
+    job = result.run
+    single = Results(job.schema, {None: job.pattern}, result.show)
+    for _, match in job.matches():
+        single.add(match)
+    job = _find(**arguments).run
+    batched = Results(job.schema, {None: job.pattern}, result.show)
+    batches = 0
+    for _, item in job.found():
+        if isinstance(item, Found):
+            batches += 1
+            batched.add_found(item)
+        else:
+            batched.add(item)
+    return single.table(), batched.table(), batches
+
+
 def _find(**arguments: Any) -> Matches:
     result = cepcli.find(**arguments)
     assert isinstance(result, Matches)
@@ -106,6 +129,9 @@ def test_lines_made_from_columns_are_the_lines_of_the_events(
     )
     single, batched, _ = _lines(fmt, **arguments)
     assert batched == single
+    if fmt == "jsonl":  # (and once: parquet's typed data)
+        whole, found, _ = _tables(**arguments)
+        assert found.equals(whole)
 
 
 KINDS_CSV = (
@@ -138,6 +164,8 @@ def test_every_kind_of_text_value_gives_the_events_line(
     single, batched, batches = _lines(fmt, query=QUERY, data=kinds_csv, schema=schema, show=show)
     assert batches >= 1 and len(single) == 4
     assert batched == single
+    whole, found, _ = _tables(query=QUERY, data=kinds_csv, schema=schema, show=show)
+    assert found.equals(whole) and found.num_rows == 4
     if show is None and fmt == "jsonl":
         first = json.loads(single[0], parse_float=Decimal)
         assert first["a"]["s"] == 'say "hi" \\ there' and first["b"]["s"] == "é ✓"
@@ -171,6 +199,8 @@ def test_every_arrow_type_gives_the_events_line(tmp_path: Path) -> None:
             single, batched, batches = _lines(fmt, query=QUERY, data=path, show=show)
             assert batches >= 1 and len(single) >= 5
             assert batched == single
+            whole, found, _ = _tables(query=QUERY, data=path, show=show)
+            assert found.equals(whole)
 
 
 def test_times_at_the_edges_of_int64_give_the_events_line(tmp_path: Path) -> None:
@@ -219,6 +249,36 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
         want.append('{"query":' + json.dumps(name) + "," + line[1:] + "\n")
     assert out.read_text(encoding="utf-8").splitlines(keepends=True) == want
     assert {json.loads(line)["query"] for line in want} == set(queries)
+
+
+def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp_path: Path) -> None:
+    """A named run's ``--format parquet`` file (its matches added from columns) is the table
+    ``to_arrow`` makes match by match: the ``query`` column, each query's variables, those
+    of the other queries (and of an OR branch that does not bind them) null; a Kleene
+    variable's list."""
+    queries = {
+        "first": QUERY,
+        "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
+        "third": "PATTERN SEQ(A e, B+ f[]) WHERE skip_till_next_match WITHIN 5 s",
+    }
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name, query in queries.items():
+        (rules / f"{name}.sase").write_text(query + "\n")
+    out = tmp_path / "out.parquet"
+    done = cli(["run", str(rules), "-i", str(kinds_csv), "--format", "parquet", "-q", "-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    result = cepcli.find(queries, kinds_csv)
+    assert isinstance(result, ManyMatches)
+    want = result.to_arrow()
+    got = pq.read_table(out)
+    assert got.equals(pq.read_table(_written(want, tmp_path / "want.parquet")))
+    assert set(got.column("query").to_pylist()) == set(queries) and got.num_rows == want.num_rows
+
+
+def _written(table: pa.Table, path: Path) -> Path:
+    pq.write_table(table, path)
+    return path
 
 
 def test_several_queries_csv_rows_say_their_query_as_the_events_rows_do(tmp_path: Path) -> None:
@@ -291,6 +351,8 @@ def test_floats_give_the_events_line(tmp_path: Path, values: list[float | None],
     single, batched, batches = _lines(fmt, query="PATTERN SEQ(A a, B b) WITHIN 5 s", data=path, time_unit="s")
     assert batches >= 1 and single
     assert batched == single
+    whole, found, _ = _tables(query="PATTERN SEQ(A a, B b) WITHIN 5 s", data=path, time_unit="s")
+    assert found.equals(whole)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -331,6 +393,8 @@ def test_a_kleene_run_s_line_is_the_events_line(kinds_csv: Path, show: list[str]
     single, batched, batches = _lines(fmt, query=query, data=kinds_csv, show=show)
     assert batches >= 1 and single
     assert batched == single
+    whole, found, _ = _tables(query=query, data=kinds_csv, show=show)
+    assert found.equals(whole) and found.num_rows == len(single)
     if fmt == "jsonl":
         assert any(len(json.loads(line)["b"]) > 1 for line in single)
     else:
