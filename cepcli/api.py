@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cepcli.engines import DEFAULT_ENGINE
 from cepcli.errors import UsageError, as_python, no_such_keyword
@@ -36,6 +36,8 @@ __all__ = ["ManyMatches", "Matches", "find"]
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
+
+    from cepcli.runtime.columnar import Found
 
 
 class Matches:
@@ -81,6 +83,12 @@ class Matches:
         return f"<cepcli.Matches of {queries} over {self.run.source.name}: {state}>"
 
     def _named(self) -> Iterator[tuple[str, Match]]:
+        return cast(Iterator[tuple[str, Match]], self._each(batches=False))
+
+    def _each(self, batches: bool) -> Iterator[tuple[str, Match | Found]]:
+        """The matches with their queries' names (``batches``: the columnar engine's as
+        ``Found``, a slice's at a time, ``Run.found``); a second call runs the query again
+        where it can."""
         if self._started:
             if not callable(self._again):
                 raise RuntimeError(
@@ -91,7 +99,7 @@ class Matches:
             self.stats = self.run.stats
         self._started = True
         with as_python():
-            yield from self.run.matches()
+            yield from self.run.found() if batches else self.run.matches()
 
     def raw(self) -> Iterator[Any]:
         """The engine's ``Match`` objects (with several queries, ``(name, Match)``)."""
@@ -111,8 +119,12 @@ class Matches:
             {k: v for k, v in self.patterns.items()} if self.named else {None: self.pattern}
         )
         results = Results(self.schema, patterns, self.show, self.run.source.name)
-        for name, match in self._named():
-            results.add(match, name if self.named else None)
+        for name, item in self._each(batches=True):  # (the columnar engine's: not made one by one)
+            query = name if self.named else None
+            if isinstance(item, Match):
+                results.add(item, query)
+            else:
+                results.add_found(item, query)
         return results.table()
 
     def to_pandas(self) -> pd.DataFrame:

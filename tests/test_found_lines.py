@@ -252,10 +252,10 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
 
 
 def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp_path: Path) -> None:
-    """A named run's ``--format parquet`` file (its matches added from columns) is the table
-    ``to_arrow`` makes match by match: the ``query`` column, each query's variables, those
-    of the other queries (and of an OR branch that does not bind them) null; a Kleene
-    variable's list."""
+    """A named run's ``--format parquet`` file, and the API's ``to_arrow`` (their matches
+    added from columns), are the table made match by match: the ``query`` column, each
+    query's variables, those of the other queries (and of an OR branch that does not bind
+    them) null; a Kleene variable's list."""
     queries = {
         "first": QUERY,
         "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
@@ -270,10 +270,14 @@ def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp
     assert done.returncode == 0, done.stderr
     result = cepcli.find(queries, kinds_csv)
     assert isinstance(result, ManyMatches)
-    want = result.to_arrow()
+    each = Results(result.schema, dict(result.patterns))  # (match by match)
+    for name, match in result.raw():
+        each.add(match, name)
+    want = each.table()
     got = pq.read_table(out)
     assert got.equals(pq.read_table(_written(want, tmp_path / "want.parquet")))
     assert set(got.column("query").to_pylist()) == set(queries) and got.num_rows == want.num_rows
+    assert cepcli.find(queries, kinds_csv).to_arrow().equals(want)  # (the API's, from columns too)
 
 
 def _written(table: pa.Table, path: Path) -> Path:
