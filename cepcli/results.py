@@ -37,11 +37,12 @@ from cepcli.events import Event, Kind, Schema
 from cepcli.output import exact_number_text, kept, variables
 from cepcli.plan.pattern import Pattern
 from cepcli.runtime.matches import Match
+from cepcli.sources.rows import column_values
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cepcli.runtime.columnar import Found
+    from cepcli.runtime.columnar import Columns, Found
 
 TIME_TYPE = pa.timestamp("ns", tz="UTC")
 RESULT_TYPES: dict[Kind, pa.DataType] = {
@@ -92,10 +93,14 @@ class Results:
         self.variables = list(dict.fromkeys(n for names in self.names.values() for n in names))
         self.named = None not in patterns
         self.queries: list[str] = []
-        self.events: list[Event] = []
-        self.index: dict[int, int] = {}  # an event's row -> its place in events
+        self.index: dict[int, int] = {}  # an event's row -> its place (the events placed so far)
+        self.at = [schema.index(c) for c in self.columns]  # the columns' places in an event
+        # the events placed and not typed yet, by column: rows, times, each column's values
+        # (as an event holds them)
+        self.rows: list[int] = []
+        self.times: list[int] = []
+        self.values: list[list[object]] = [[] for _ in self.columns]
         self.batches: list[pa.RecordBatch] = []
-        self.typed_upto = 0  # events typed into self.typed so far
         self.typed: list[list[pa.Array]] = []  # per column, the events' typed values in chunks
         self._reset()
 
@@ -136,7 +141,11 @@ class Results:
         names = [name for name in self.names[query] if name in bound]
         runs = {name: found.runs[name] for name in names if name in found.runs}
         wanted = sorted_distinct(np.concatenate([bound[n] for n in names] + [r.flat for r in runs.values()]))
-        places = np.array([self._place(event) for event in found.data.events(wanted)], np.int64)
+        data = found.data
+        if data.values is None:  # (events made before: a Spark shard's)
+            places = np.array([self._place(event) for event in data.events(wanted)], np.int64)
+        else:
+            places = self._placed(data, wanted)
         numbers = np.arange(self.count, self.count + len(found), dtype=np.int64)
         for name in names:
             self.bound[name].frombytes(numbers.tobytes())
@@ -149,12 +158,39 @@ class Results:
         self._added(len(found), query)
 
     def _place(self, event: Event) -> int:
-        """The place of ``event`` in ``events`` (added there the first time: by its row)."""
+        """The place of ``event`` among the events (placed the first time: by its row)."""
         at = self.index.get(event.row)
         if at is None:
-            at = self.index[event.row] = len(self.events)
-            self.events.append(event)
+            at = self.index[event.row] = len(self.index)
+            self.rows.append(event.row)
+            self.times.append(event.ts)
+            for values, i in zip(self.values, self.at, strict=True):
+                values.append(event.values[i])
         return at
+
+    def _placed(self, data: Columns, positions: np.ndarray) -> np.ndarray:
+        """The places of the events at ``positions`` of ``data`` (distinct), as ``_place``
+        gives them, without making them: the new ones' values taken from its columns
+        (``Columns.values``: as their events would hold them)."""
+        rows = data.rows[positions].tolist()
+        index = self.index
+        places = np.empty(len(rows), np.int64)
+        new: list[int] = []
+        for k, row in enumerate(rows):
+            at = index.get(row)
+            if at is None:
+                at = index[row] = len(index)
+                new.append(k)
+            places[k] = at
+        if new:
+            fresh = positions[new]
+            assert data.values is not None
+            columns = data.values(fresh)
+            self.rows.extend(rows[k] for k in new)
+            self.times.extend(data.ts[fresh].tolist())
+            for values, i in zip(self.values, self.at, strict=True):
+                values.extend(column_values(columns[i], i in data.decimal_text))
+        return places
 
     def _added(self, count: int, query: str | None) -> None:
         if self.named:
@@ -206,27 +242,25 @@ class Results:
         return pa.RecordBatch.from_arrays(arrays, names)
 
     def _type_new_events(self) -> None:
-        new = self.events[self.typed_upto :]
         schema = self.schema
         if not self.typed:
             self.typed = [[] for _ in range(1 + len(self.columns))]
-        self.typed[0].append(pa.array([e.row for e in new], pa.int64()))
-        for k, column in enumerate(self.columns, 1):
-            i = schema.index(column)
+        self.typed[0].append(pa.array(self.rows, pa.int64()))
+        for k, (column, i, values) in enumerate(zip(self.columns, self.at, self.values, strict=True), 1):
             kind = schema.kind_at(i)
             if column == schema.time_col and kind not in NUMBERS:  # a time (ISO text, a timestamp)
-                self.typed[k].append(pa.array([e.ts for e in new], pa.int64()).cast(TIME_TYPE))
+                self.typed[k].append(pa.array(self.times, pa.int64()).cast(TIME_TYPE))
                 continue
-            values = [e.values[i] for e in new]
             try:
                 if column == schema.time_col:
                     typed = time_values(values, kind, schema.nulls)
                 else:
                     typed = typed_values(values, kind, schema.nulls)
             except pa.ArrowInvalid:
-                raise replace(_too_wide(column, values, [e.row for e in new]), filename=self.source) from None
+                raise replace(_too_wide(column, values, self.rows), filename=self.source) from None
             self.typed[k].append(typed)
-        self.typed_upto = len(self.events)
+        self.rows, self.times = [], []
+        self.values = [[] for _ in self.columns]
 
     def table(self) -> pa.Table:
         """Every match added so far, as one table (decimal columns unified to the precision

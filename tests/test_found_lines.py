@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,37 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
         want.append('{"query":' + json.dumps(name) + "," + line[1:] + "\n")
     assert out.read_text(encoding="utf-8").splitlines(keepends=True) == want
     assert {json.loads(line)["query"] for line in want} == set(queries)
+
+
+@pytest.mark.parametrize("show", [None, ["s", "d"]])
+def test_matches_whose_events_were_made_before_give_the_events_lines(
+    kinds_csv: Path, show: list[str] | None
+) -> None:
+    """Rows held as events made before (``Columns.values`` None, as a Spark shard's): the
+    jsonl and csv lines and the typed table are still the events' own."""
+    result = _find(query=QUERY, data=kinds_csv, show=show)
+    job, keep = result.run, result._keep
+    founds = [item for _, item in job.found() if isinstance(item, Found)]
+    assert founds
+    made = [replace(f, data=replace(f.data, values=None)) for f in founds]
+    matches = [m for f in founds for m in f.matches()]
+    for fmt in ("jsonl", "csv"):
+        writer, stream = _writer(fmt, job, keep)
+        single = []
+        for match in matches:
+            writer.write(("q", match))
+            single.append(stream.getvalue())
+            stream.seek(0)
+            stream.truncate()
+        texts = [writer.found_text(("q", f))[0].to_pybytes().decode("utf-8") for f in made]
+        assert "".join(texts) == "".join(single) and len(single) == 4
+    each = Results(job.schema, {None: job.pattern}, result.show)
+    for match in matches:
+        each.add(match)
+    batched = Results(job.schema, {None: job.pattern}, result.show)
+    for f in made:
+        batched.add_found(f)
+    assert batched.table().equals(each.table())
 
 
 def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp_path: Path) -> None:
