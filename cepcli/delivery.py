@@ -22,7 +22,7 @@ from cepcli.runtime.stats import Stats
 from cepcli.signals import WholeLines
 from cepcli.sources.options import input_name
 from cepcli.writers import JsonlWriter, MatchWriter, shown_columns, writer_for
-from cepcli.writing import LastMatch, flush_quietly, write_ascii, write_error, written_to
+from cepcli.writing import LastMatch, flush_quietly, write_error, write_lines_bytes, written_to
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -110,7 +110,7 @@ class Delivery:
             if not len(ends):  # (none to write now: parquet's file is written at the end)
                 return
             due = last.wrote_lines(ends)  # (before the write: it may reach the file, and fail)
-            write_ascii(stream, text)
+            write_lines_bytes(stream, text)
             if not self.batched or due:
                 stream.flush()
                 last.mark()

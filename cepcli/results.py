@@ -107,8 +107,8 @@ class Results:
     def _reset(self) -> None:
         self.count = 0
         # each variable's matches (their numbers), only those that bind it (a match of many
-        # queries' costs its own query's variables): its event in each (its place in
-        # events), a Kleene variable's events in a row and how many
+        # queries' costs its own query's variables): its event in each (its place), a
+        # Kleene variable's events in a row and how many
         self.bound: dict[str, array[int]] = {n: array("q") for n in self.variables}
         self.picks: dict[str, array[int]] = {n: array("q") for n in self.variables}
         self.lengths: dict[str, array[int]] = {n: array("q") for n in self.kleene}
@@ -133,8 +133,8 @@ class Results:
 
     def add_found(self, found: Found, query: str | None = None) -> None:
         """The columnar engine's matches (``Found``) of ``query``, as ``add`` adds each of
-        them, without making them: each distinct event made once, the matches' places in
-        ``events`` by numpy."""
+        them, without making them: each distinct event placed once (its values from its
+        columns), the matches' places by numpy."""
         if not len(found):
             return
         bound = dict(zip(found.names, found.positions, strict=True))

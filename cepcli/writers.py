@@ -69,7 +69,7 @@ class JsonlWriter:
     def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
         """The lines of the columnar engine's matches (``Found``) of the named query, made
         from columns (``found_lines``: ASCII, as bytes), and where each ends (bytes from the
-        first), for the caller to write (``write_ascii``, after noting the ends:
+        first), for the caller to write (``write_lines_bytes``, after noting the ends:
         ``LastMatch.wrote_lines``)."""
         from cepcli.lines import found_lines
 
@@ -123,7 +123,7 @@ class CsvWriter:
     def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
         """The lines of the columnar engine's matches (``Found``) of the named query, made
         from columns (``found_csv``: UTF-8), and where each ends (bytes from the first), for
-        the caller to write (``write_ascii``), as ``JsonlWriter.found_text``."""
+        the caller to write (``write_lines_bytes``), as ``JsonlWriter.found_text``."""
         from cepcli.lines import found_csv
 
         query, found = named

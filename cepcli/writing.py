@@ -220,11 +220,11 @@ def _offset(fd: int) -> int:
     return os.lseek(fd, 0, os.SEEK_CUR)
 
 
-def write_ascii(stream: IO[str], data: bytes | memoryview | Any) -> None:
-    """ASCII text given as bytes (a buffer: ``cepcli.lines``' jsonl lines; or UTF-8, its csv
-    lines, for a stream that ``writes_utf8``) written to a text stream: straight to its
-    binary buffer when it has one and its encoding writes ASCII as ASCII (what the text
-    layer holds is flushed first), else decoded and written as text."""
+def write_lines_bytes(stream: IO[str], data: bytes | memoryview | Any) -> None:
+    """Lines made as bytes (``cepcli.lines``: jsonl's ASCII, or csv's UTF-8 for a stream
+    that ``writes_utf8``) written to a text stream: straight to its binary buffer when it
+    has one and its encoding writes ASCII as ASCII (what the text layer holds is flushed
+    first), else decoded and written as text."""
     binary = getattr(stream, "buffer", None)
     if isinstance(binary, io.BufferedIOBase) and _ascii_as_is(getattr(stream, "encoding", None) or "utf-8"):
         stream.flush()
