@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cepcli.arrays import arrow, sorted_distinct
+from cepcli.arrays import arrow, sorted_distinct, whole
 from cepcli.errors import InputError, UsageError, flag
 from cepcli.events import Event, Kind, Schema
 from cepcli.output import exact_number_text, kept, variables
@@ -100,6 +100,9 @@ class Results:
         self.rows: list[int] = []
         self.times: list[int] = []
         self.values: list[list[object]] = [[] for _ in self.columns]
+        # before each column's values: pieces of them, in order, Python values or typed
+        # already (a column of the result's type, taken as it is: ``_typed_as_is``)
+        self.pieces: list[list[list[object] | pa.Array]] = [[] for _ in self.columns]
         self.batches: list[pa.RecordBatch] = []
         self.typed: list[list[pa.Array]] = []  # per column, the events' typed values in chunks
         self._reset()
@@ -188,8 +191,15 @@ class Results:
             columns = data.values(fresh)
             self.rows.extend(rows[k] for k in new)
             self.times.extend(data.ts[fresh].tolist())
-            for values, i in zip(self.values, self.at, strict=True):
-                values.extend(column_values(columns[i], i in data.decimal_text))
+            for k, i in enumerate(self.at):
+                typed = None if i in data.decimal_text else _typed_as_is(columns[i], self.schema.kind_at(i))
+                if typed is None:
+                    self.values[k].extend(column_values(columns[i], i in data.decimal_text))
+                    continue
+                if self.values[k]:
+                    self.pieces[k].append(self.values[k])
+                    self.values[k] = []
+                self.pieces[k].append(typed)
         return places
 
     def _added(self, count: int, query: str | None) -> None:
@@ -246,21 +256,30 @@ class Results:
         if not self.typed:
             self.typed = [[] for _ in range(1 + len(self.columns))]
         self.typed[0].append(pa.array(self.rows, pa.int64()))
-        for k, (column, i, values) in enumerate(zip(self.columns, self.at, self.values, strict=True), 1):
+        for k, (column, i) in enumerate(zip(self.columns, self.at, strict=True), 1):
             kind = schema.kind_at(i)
             if column == schema.time_col and kind not in NUMBERS:  # a time (ISO text, a timestamp)
                 self.typed[k].append(pa.array(self.times, pa.int64()).cast(TIME_TYPE))
                 continue
-            try:
-                if column == schema.time_col:
-                    typed = time_values(values, kind, schema.nulls)
-                else:
-                    typed = typed_values(values, kind, schema.nulls)
-            except pa.ArrowInvalid:
-                raise replace(_too_wide(column, values, self.rows), filename=self.source) from None
-            self.typed[k].append(typed)
+            done = 0  # (the events typed before the piece)
+            for piece in [*self.pieces[k - 1], self.values[k - 1]]:
+                if isinstance(piece, pa.Array):
+                    self.typed[k].append(piece)
+                    done += len(piece)
+                    continue
+                try:
+                    if column == schema.time_col:
+                        typed = time_values(piece, kind, schema.nulls)
+                    else:
+                        typed = typed_values(piece, kind, schema.nulls)
+                except pa.ArrowInvalid:
+                    rows = self.rows[done : done + len(piece)]
+                    raise replace(_too_wide(column, piece, rows), filename=self.source) from None
+                self.typed[k].append(typed)
+                done += len(piece)
         self.rows, self.times = [], []
         self.values = [[] for _ in self.columns]
+        self.pieces = [[] for _ in self.columns]
 
     def table(self) -> pa.Table:
         """Every match added so far, as one table (decimal columns unified to the precision
@@ -276,6 +295,29 @@ class Results:
                 raise replace(err, filename=err.filename or self.source) from None
             batches = [b.cast(target) if b.schema != target else b for b in batches]
         return pa.Table.from_batches(batches)
+
+
+def _typed_as_is(column: pa.Array | pa.ChunkedArray, kind: Kind) -> pa.Array | None:
+    """A column of events' values already of the result's type for ``kind`` (``typed_values``
+    of their Python values, exactly: integers, floats, NaN missing, text, booleans, times
+    in ns), by Arrow's kernels; None for the others (typed value by value)."""
+    column = whole(column)
+    given = column.type
+    if kind is Kind.INT and given == pa.int64():
+        return column
+    if kind is Kind.FLOAT and pa.types.is_floating(given):
+        numbers = column.cast(pa.float64())
+        return pc.if_else(pc.fill_null(pc.is_nan(numbers), False), pa.scalar(None, pa.float64()), numbers)
+    if kind is Kind.STR and (pa.types.is_string(given) or pa.types.is_large_string(given)):
+        try:
+            return column.cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowCapacityError):  # (text past 2 GiB: value by value)
+            return None
+    if kind is Kind.BOOL and pa.types.is_boolean(given):
+        return column
+    if kind is Kind.TIME and given == pa.int64():
+        return column.cast(TIME_TYPE)
+    return None
 
 
 def _joined(chunks: list[pa.Array], column: str = "") -> pa.Array:
