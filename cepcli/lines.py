@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
@@ -33,24 +34,47 @@ def found_lines(
     types allow); ``prefix`` opens each line (several queries: ``{"query":...,``). The
     text is ASCII (JSON's escapes), as bytes; also where each line ends, in bytes from the
     first one's start. A Kleene variable's run is the JSON array of its events."""
+    unique, bound = _matched(found, names)
+    texts = event_texts(found.data, unique, schema, keep)
+    parts: list[pa.Array | pa.Scalar] = []
+    for i, (name, index, offsets) in enumerate(bound):
+        parts.append(_text((prefix if i == 0 else ",") + json.dumps(name) + ":"))
+        if offsets is None:
+            parts.append(texts.take(arrow(index)))
+            continue
+        joined = pc.binary_join(
+            pa.LargeListArray.from_arrays(arrow(offsets), texts.take(arrow(index))), _text(",")
+        )
+        parts.append(pc.binary_join_element_wise(_text("["), joined, _text("]"), _text("")))
+    return _ends(pc.binary_join_element_wise(*parts, _text("}\n"), _text("")))
+
+
+def _matched(
+    found: Found, names: Sequence[str]
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray, np.ndarray | None]]]:
+    """The distinct events of ``found``'s matches, of the variables ``names`` (their
+    positions, sorted), and for each of those variables a match binds, in ``names``' order:
+    where each match's event is among them; a Kleene variable's: where its runs' events are,
+    with the runs' offsets."""
     bound = dict(zip(found.names, found.positions, strict=True))
     present = [n for n in names if n in bound]
     runs = [found.runs[n].flat for n in present if n in found.runs]
     unique, index = _distinct(np.concatenate([bound[n] for n in present] + runs))
-    texts = event_texts(found.data, unique, schema, keep)
-    parts: list[pa.Array | pa.Scalar] = []
+    out: list[tuple[str, np.ndarray, np.ndarray | None]] = []
     at = len(present) * len(found)  # (the runs' events follow the variables' own)
     for i, name in enumerate(present):
-        parts.append(_text((prefix if i == 0 else ",") + json.dumps(name) + ":"))
         if name not in found.runs:
-            parts.append(texts.take(arrow(index[i * len(found) : (i + 1) * len(found)])))
+            out.append((name, index[i * len(found) : (i + 1) * len(found)], None))
             continue
         run = found.runs[name]
-        items = texts.take(arrow(index[at : at + len(run.flat)]))
+        out.append((name, index[at : at + len(run.flat)], run.offsets))
         at += len(run.flat)
-        joined = pc.binary_join(pa.LargeListArray.from_arrays(arrow(run.offsets), items), _text(","))
-        parts.append(pc.binary_join_element_wise(_text("["), joined, _text("]"), _text("")))
-    lines = pc.binary_join_element_wise(*parts, _text("}\n"), _text(""))
+    return unique, out
+
+
+def _ends(lines: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
+    """Lines (a large string array) as one buffer of their bytes, and where each ends (in
+    bytes from the first one's start)."""
     offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
     body = lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     return body, offsets[1:] - offsets[0]
@@ -80,61 +104,88 @@ def event_texts(data: Columns, positions: np.ndarray, schema: Schema, keep: Sequ
     parts: list[pa.Array | pa.Scalar] = [_text("{")]
     for n, i in enumerate(range(len(columns)) if keep is None else keep):
         parts.append(_text(("," if n else "") + json.dumps(columns[i]) + ":"))
-        parts.append(_json_column(values[i], kinds[i], nulls, i in data.decimal_text, exact, i == time_at))
+        shape = time_json if i == time_at else json_value
+        dumped = functools.partial(_dumped, shape=shape, kind=kinds[i], nulls=nulls, exact=exact)
+        parts.append(_column_texts(values[i], kinds[i], nulls, i in data.decimal_text, _JSON, dumped))
     parts.append(_text(("," if len(parts) > 1 else "") + '"_row":'))
     parts.append(pc.cast(arrow(data.rows[positions]), pa.large_string()))
     parts.append(_text("}"))
     return pc.binary_join_element_wise(*parts, _text(""))
 
 
-def _json_column(
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """How a format writes a column's values: as JSON (text quoted, a missing value
+    ``null``) or as csv cells (text as it is, a missing value empty)."""
+
+    json: bool
+    missing: str
+    infinity: tuple[str, str]  # (positive, negative)
+    plain: tuple[Kind, ...]  # the kinds whose text is written as it is (JSON: quoted)
+
+
+_JSON = _Form(True, "null", ('"inf"', '"-inf"'), (Kind.STR,))
+_CSV = _Form(False, "", ("inf", "-inf"), (Kind.STR, Kind.UNKNOWN, Kind.PENDING))
+
+
+def _column_texts(
     column: pa.Array | pa.ChunkedArray,
     kind: Kind,
     nulls: frozenset[str],
     decimal_text: bool,
-    exact: bool,
-    time: bool = False,
+    form: _Form,
+    by_value: Callable[[object], str],
 ) -> pa.Array:
-    """One column's values as JSON text (``json_value``'s, dumped as ``event_text`` does;
-    ``time``: the time column, ``time_json``'s)."""
+    """One column's values as ``form`` writes them (JSON's text, or csv's cells): integers,
+    times, booleans, plain text, text of a kind the query did not read and whole floats by
+    Arrow's kernels; the others by ``by_value``, value by value (as the events hold them)."""
     column = whole(column)
-    shape = time_json if time else json_value
     kinds = column.type
-    if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
-        if kind is Kind.TIME:
-            return _iso_texts(column)
-        return pc.fill_null(pc.cast(column, pa.large_string()), "null")
-    if not decimal_text and pa.types.is_boolean(kinds):
-        return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), "null")
     text = pa.types.is_string(kinds) or pa.types.is_large_string(kinds)
-    if not decimal_text and kind is Kind.STR and text:
-        return pc.fill_null(_quoted(column), "null")
-    if not decimal_text and text and kind in (Kind.TIME, Kind.INT):
-        written = _written_text(column, kind, nulls)  # (text the query did not read, typed by its kind)
-        if written is not None:
-            return written
-    if not decimal_text and pa.types.is_floating(kinds):
-        floats = _whole_floats(column, "null", '"inf"')
-        if floats is not None:
-            return floats
-
-    def dumped(value: object) -> str:
-        shown = shape(value, kind, nulls)
-        if exact:
-            return (
-                format(shown, "f")
-                if isinstance(shown, Decimal)
-                else json.dumps(shown, separators=(",", ":"), default=str)
-            )
-        return json.dumps(shown, separators=(",", ":"), default=str, allow_nan=False)
-
-    return pa.array([dumped(v) for v in column_values(column, decimal_text)], pa.large_string())
+    if not decimal_text:
+        if pa.types.is_integer(kinds) and kind is not Kind.DURATION:
+            if kind is Kind.TIME:
+                return _iso_texts(column, form)
+            return pc.fill_null(pc.cast(column, pa.large_string()), form.missing)
+        if pa.types.is_boolean(kinds):
+            return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), form.missing)
+        if text and kind in form.plain:
+            written = _quoted(column) if form.json else pc.cast(column, pa.large_string())
+            return pc.fill_null(written, form.missing)
+        if text and kind in (Kind.TIME, Kind.INT):
+            typed = _written_text(column, kind, nulls, form)  # (text the query did not read)
+            if typed is not None:
+                return typed
+        if pa.types.is_floating(kinds):
+            floats = _whole_floats(column, form)
+            if floats is not None:
+                return floats
+    return pa.array([by_value(v) for v in column_values(column, decimal_text)], pa.large_string())
 
 
-def _whole_floats(column: pa.Array, missing: str, infinity: str) -> pa.Array | None:
+def _dumped(
+    value: object,
+    shape: Callable[[object, Kind, frozenset[str]], object],
+    kind: Kind,
+    nulls: frozenset[str],
+    exact: bool,
+) -> str:
+    """A value as ``event_text`` dumps it (``shape``: ``json_value``, or the time column's
+    ``time_json``; ``exact``: a decimal as a JSON number)."""
+    shown = shape(value, kind, nulls)
+    if exact:
+        return (
+            format(shown, "f")
+            if isinstance(shown, Decimal)
+            else json.dumps(shown, separators=(",", ":"), default=str)
+        )
+    return json.dumps(shown, separators=(",", ":"), default=str, allow_nan=False)
+
+
+def _whole_floats(column: pa.Array, form: _Form) -> pa.Array | None:
     """Floats whose values are whole numbers below 1e16 (counts and minutes with missing
     values: a float column) as Python writes them (``repr``: ``12.0``, ``-0.0``; NaN and null
-    as ``missing``, infinities as ``infinity`` with its sign: ``json_value``'s), made by
+    missing, infinities as ``json_value`` has them), as ``form`` writes them, made by
     Arrow's kernels; None where another value has digits after the point, or is larger
     (Python writes those its own way: value by value)."""
     values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -147,11 +198,12 @@ def _whole_floats(column: pa.Array, missing: str, infinity: str) -> pa.Array | N
     if negative_zero.any():
         texts = pc.if_else(arrow(negative_zero), _text("-0.0"), texts)
     if not finite.all():
-        signed = pc.if_else(arrow(values > 0), _text(infinity), _text(infinity.replace("inf", "-inf", 1)))
+        positive, negative = form.infinity
+        signed = pc.if_else(arrow(values > 0), _text(positive), _text(negative))
         texts = pc.if_else(arrow(np.isinf(values)), signed, texts)
-        texts = pc.if_else(arrow(np.isnan(values)), _text(missing), texts)
+        texts = pc.if_else(arrow(np.isnan(values)), _text(form.missing), texts)
     if column.null_count:
-        texts = pc.if_else(column.is_valid(), texts, _text(missing))
+        texts = pc.if_else(column.is_valid(), texts, _text(form.missing))
     return texts
 
 
@@ -186,18 +238,18 @@ def _plain(column: pa.Array) -> bool:
     return not ((data < 32) | (data > 126) | (data == 34) | (data == 92)).any()
 
 
-def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str], json: bool = True) -> pa.Array | None:
+def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str], form: _Form) -> pa.Array | None:
     """A text column of a kind the query did not read, as ``json_value`` types each value
     (``output._typed_text``): a null marker is null; a time's text stays text; an integer's
     text that has the shape of one is its number, other text stays text; as JSON (text
-    quoted, ``null``), or (not ``json``) as csv cells (``cell_text``'s: text as it is,
-    missing empty). None where Arrow's kernels cannot say so exactly (text beyond ASCII,
+    quoted, ``null``), or as csv cells (``cell_text``'s: text as it is, missing empty), as
+    ``form`` writes them. None where Arrow's kernels cannot say so exactly (text beyond ASCII,
     whose digits Python reads and Arrow does not; a number past int64): those go value by
     value."""
     if not pc.all(pc.string_is_ascii(column)).as_py():
         return None
-    out = _quoted(column) if json else pc.cast(column, pa.large_string())
-    missing = "null" if json else ""
+    out = _quoted(column) if form.json else pc.cast(column, pa.large_string())
+    missing = form.missing
     if kind is Kind.INT:
         shaped = pc.fill_null(pc.match_substring_regex(column, INT_SHAPE), False)
         digits = pc.replace_substring_regex(pc.utf8_trim_whitespace(column), r"^\+", "")
@@ -211,11 +263,12 @@ def _written_text(column: pa.Array, kind: Kind, nulls: frozenset[str], json: boo
     return pc.fill_null(out, missing)
 
 
-def _iso_texts(column: pa.Array) -> pa.Array:
-    """Times in int64 ns as ``iso_text`` writes them, quoted (JSON strings); null: null.
-    Made by numpy as a grid of characters, a row per time (``"YYYY-MM-DDTHH:MM:SS``, the
-    fraction's digits with their dot where it has any, ``Z"``), the dates and the times of
-    day looked up in tables of their texts, the rows then joined (Arrow's cast of a
+def _iso_texts(column: pa.Array, form: _Form) -> pa.Array:
+    """Times in int64 ns as ``iso_text`` writes them, as ``form`` writes them (JSON strings,
+    quoted, ``null``; csv cells, as they are, missing empty). Made by numpy as a grid of
+    characters, a row per time (``"YYYY-MM-DDTHH:MM:SS``, the fraction's digits with their
+    dot where it has any, ``Z"``; csv's rows without the quotes), the dates and the times
+    of day looked up in tables of their texts, the rows then joined (Arrow's cast of a
     timestamp to text and its string kernels cost 5x)."""
     ns = pc.fill_null(pc.cast(column, pa.int64()), 0).to_numpy()
     if not len(ns):
@@ -237,7 +290,6 @@ def _iso_texts(column: pa.Array) -> pa.Array:
     if not fractions:
         grid[:, 20:22] = np.frombuffer(b'Z"', dtype=np.uint8)
         width = np.full(len(ns), 22, dtype=np.int64)
-        body = grid
     else:
         digits = np.full(len(ns), 9, dtype=np.int64)  # the fraction's, its trailing zeros cut
         for power in range(1, 9):
@@ -248,11 +300,16 @@ def _iso_texts(column: pa.Array) -> pa.Array:
         rows = np.arange(len(ns))
         grid[rows, width - 2] = ord("Z")
         grid[rows, width - 1] = ord('"')
-        body = grid[np.arange(32) < width[:, None]]
+    columns = np.arange(grid.shape[1])
+    if form.json:
+        body = grid[columns < width[:, None]] if fractions else grid
+    else:  # (the text between the quotes)
+        body = grid[(columns >= 1) & (columns < width[:, None] - 1)]
+        width = width - 2
     offsets = np.zeros(len(ns) + 1, dtype=np.int64)
     np.cumsum(width, out=offsets[1:])
     texts = pa.LargeStringArray.from_buffers(len(ns), pa.py_buffer(offsets), pa.py_buffer(body))
-    return pc.if_else(column.is_valid(), texts, "null") if column.null_count else texts
+    return pc.if_else(column.is_valid(), texts, form.missing) if column.null_count else texts
 
 
 def _digits(values: np.ndarray, size: int) -> np.ndarray:
@@ -303,26 +360,20 @@ def found_csv(found: Found, flat: ManyFlat, query: str, named: bool) -> tuple[pa
     for byte, made from columns; as UTF-8 bytes, and where each line ends, in bytes from
     the first one's start. A Kleene variable's values are joined with ``;`` in row order;
     a variable the match (its query, its OR branch) does not bind is left empty."""
-    bound = dict(zip(found.names, found.positions, strict=True))
-    present = [n for n in flat.names[query] if n in bound]
-    runs = [found.runs[n].flat for n in present if n in found.runs]
-    unique, index = _distinct(np.concatenate([bound[n] for n in present] + runs))
+    unique, bound = _matched(found, flat.names[query])
     cells = event_cells(found.data, unique, flat.schema, flat.keep)
+    quoted: list[pa.Array] = []  # (each event's cells quoted once, for the variables of one event)
     mine: dict[str, list[pa.Array]] = {}
-    at = len(present) * len(found)  # (the runs' events follow the variables' own)
-    for i, name in enumerate(present):
-        if name not in found.runs:
-            taken = arrow(index[i * len(found) : (i + 1) * len(found)])
-            mine[name] = [_csv_quoted(c.take(taken)) for c in cells]
+    for name, index, offsets in bound:
+        taken = arrow(index)
+        if offsets is None:
+            quoted = quoted or [_csv_quoted(c) for c in cells]
+            mine[name] = [c.take(taken) for c in quoted]
             continue
-        run = found.runs[name]
-        taken = arrow(index[at : at + len(run.flat)])
-        at += len(run.flat)
-        offsets = arrow(run.offsets)
-        joined = [
-            pc.binary_join(pa.LargeListArray.from_arrays(offsets, c.take(taken)), _text(";")) for c in cells
-        ]
-        mine[name] = [_csv_quoted(c) for c in joined]
+        lists = [pa.LargeListArray.from_arrays(arrow(offsets), c.take(taken)) for c in cells]
+        mine[name] = [
+            _csv_quoted(pc.binary_join(values, _text(";"))) for values in lists
+        ]  # (joined, then quoted)
     fields: list[pa.Array | str] = [_csv_cell(query)] if named else []
     for name in flat.at:  # (every query's variables, in the order of the header)
         fields.extend(mine.get(name, [""] * flat.width))
@@ -338,10 +389,7 @@ def found_csv(found: Found, flat: ManyFlat, query: str, named: bool) -> tuple[pa
         parts.append(field)
         text = ""
     parts.append(_text(text + "\n"))
-    lines = pc.binary_join_element_wise(*parts, _text(""))
-    offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
-    body = lines.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-    return body, offsets[1:] - offsets[0]
+    return _ends(pc.binary_join_element_wise(*parts, _text("")))
 
 
 def event_cells(
@@ -363,37 +411,9 @@ def event_cells(
     values = data.values(positions)
     out = [pc.cast(arrow(data.rows[positions]), pa.large_string())]
     for i in shown:
-        out.append(_csv_column(values[i], kinds[i], nulls, i in data.decimal_text, i == time_at))
+        cell = functools.partial(flat_cell, kind=kinds[i], nulls=nulls, time=i == time_at)
+        out.append(_column_texts(values[i], kinds[i], nulls, i in data.decimal_text, _CSV, cell))
     return out
-
-
-def _csv_column(
-    column: pa.Array | pa.ChunkedArray, kind: Kind, nulls: frozenset[str], decimal_text: bool, time: bool
-) -> pa.Array:
-    """One column's values as csv cells (``flat_cell``'s; ``time``: the time column's)."""
-    column = whole(column)
-    kinds = column.type
-    text = pa.types.is_string(kinds) or pa.types.is_large_string(kinds)
-    if not decimal_text and pa.types.is_integer(kinds) and kind is not Kind.DURATION:
-        if kind is Kind.TIME:
-            quoted = _iso_texts(column)  # (JSON strings, "null" where missing)
-            cells = pc.utf8_slice_codeunits(quoted, 1, -1)
-            return pc.if_else(column.is_valid(), cells, _text("")) if column.null_count else cells
-        return pc.fill_null(pc.cast(column, pa.large_string()), "")
-    if not decimal_text and pa.types.is_boolean(kinds):
-        return pc.fill_null(pc.if_else(column, _text("true"), _text("false")), "")
-    if not decimal_text and text and kind in (Kind.STR, Kind.UNKNOWN, Kind.PENDING):
-        return pc.fill_null(pc.cast(column, pa.large_string()), "")
-    if not decimal_text and text and kind in (Kind.TIME, Kind.INT):
-        written = _written_text(column, kind, nulls, json=False)  # (text the query did not read)
-        if written is not None:
-            return written
-    if not decimal_text and pa.types.is_floating(kinds):
-        floats = _whole_floats(column, "", "inf")
-        if floats is not None:
-            return floats
-    cells = [flat_cell(v, kind, nulls, time) for v in column_values(column, decimal_text)]
-    return pa.array(cells, pa.large_string())
 
 
 def _csv_quoted(cells: pa.Array) -> pa.Array:

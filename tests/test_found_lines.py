@@ -236,10 +236,7 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
 ) -> None:
     queries = {"first": QUERY, "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s"}
     out = tmp_path / "out.jsonl"
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    for name, text in queries.items():
-        (rules / f"{name}.sase").write_text(text + "\n")
+    rules = _rules(tmp_path, queries)
     done = cli(["run", str(rules), "-i", str(kinds_csv), "--format", "jsonl", "-q", "-o", str(out)])
     assert done.returncode == 0, done.stderr
     result = cepcli.find(queries, kinds_csv)
@@ -293,10 +290,7 @@ def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp
         "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
         "third": "PATTERN SEQ(A e, B+ f[]) WHERE skip_till_next_match WITHIN 5 s",
     }
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    for name, query in queries.items():
-        (rules / f"{name}.sase").write_text(query + "\n")
+    rules = _rules(tmp_path, queries)
     out = tmp_path / "out.parquet"
     done = cli(["run", str(rules), "-i", str(kinds_csv), "--format", "parquet", "-q", "-o", str(out)])
     assert done.returncode == 0, done.stderr
@@ -310,6 +304,15 @@ def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp
     assert got.equals(pq.read_table(_written(want, tmp_path / "want.parquet")))
     assert set(got.column("query").to_pylist()) == set(queries) and got.num_rows == want.num_rows
     assert cepcli.find(queries, kinds_csv).to_arrow().equals(want)  # (the API's, from columns too)
+
+
+def _rules(where: Path, queries: dict[str, str]) -> Path:
+    """A directory of the queries, a ``.sase`` file each, named by its query."""
+    rules = where / "rules"
+    rules.mkdir()
+    for name, query in queries.items():
+        (rules / f"{name}.sase").write_text(query + "\n")
+    return rules
 
 
 def _written(table: pa.Table, path: Path) -> Path:
@@ -337,10 +340,7 @@ def test_several_queries_csv_rows_say_their_query_as_the_events_rows_do(tmp_path
         "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
         "third": "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 5 s",
     }
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    for name, query in queries.items():
-        (rules / f"{name}.sase").write_text(query + "\n")
+    rules = _rules(tmp_path, queries)
     out = tmp_path / "out.csv"
     done = cli(
         ["run", str(rules), "-i", str(data), "--time-unit", "s", "--format", "csv", "-q", "-o", str(out)]
