@@ -731,7 +731,8 @@ class _Checks:
         self.name = name
         self.stats = stats
         self.typer = typer
-        # the latest row kept: time, as read, row (with --max-delay, the one of the latest time)
+        # the latest row kept: time, as read (a scalar, shown by ``time_shown`` only for a
+        # message), row (with --max-delay, the one of the latest time)
         self.latest: tuple[int, object, int] | None = None
 
     def batch(
@@ -772,7 +773,7 @@ class _Checks:
         if len(kept.rows):
             last = len(kept.rows) - 1 if self.delay is None else int(np.argmax(kept.ts))
             if self.latest is None or int(kept.ts[last]) >= self.latest[0] or self.delay is None:
-                self.latest = (int(kept.ts[last]), time_shown(kept.time_text[last]), int(kept.rows[last]))
+                self.latest = (int(kept.ts[last]), kept.time_text[last], int(kept.rows[last]))
         return kept, error
 
     @property
@@ -802,7 +803,7 @@ class _Checks:
             held: tuple[object, int] = (time_shown(batch.time_text[j]), int(batch.rows[j]))
         else:
             assert self.latest is not None
-            held = (self.latest[1], self.latest[2])
+            held = (time_shown(self.latest[1]), self.latest[2])
         whose = "the previous row's" if held[1] == int(batch.rows[p]) - 1 else f"row {held[1]}'s"
         if self.delay is not None:
             return (

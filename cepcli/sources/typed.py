@@ -314,9 +314,12 @@ def _warn_inexact(column: pa.Array, i: int, typer: Typing, raw: RawBatch) -> Non
             return
 
 
-def time_shown(value: pa.Scalar) -> object:
+def time_shown(value: pa.Scalar | object) -> object:
     """A value as read, for messages and reports: text and numbers as they are, a native
-    time (Parquet, Arrow, a DataFrame) as its ISO-like text, never a Python repr."""
+    time (Parquet, Arrow, a DataFrame) as its ISO-like text, never a Python repr. (A value
+    shown already, not a scalar, as it is: a time floor from a report.)"""
+    if not isinstance(value, pa.Scalar):
+        return value
     if pa.types.is_timestamp(value.type) or pa.types.is_date(value.type):
         ns = native_nanoseconds(pa.array([value], value.type))[0].as_py()
         return None if ns is None else iso_text(ns)

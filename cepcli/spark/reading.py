@@ -188,6 +188,8 @@ def read_split(
         bad = stats.first_bad_row
     table = pa.concat_tables(pieces) if pieces else target.empty_table()
     last = latest[0] if latest and first is not None else None
+    if last is not None:  # (the time as read, shown: the report is JSON)
+        last = (last[0], time_shown(last[1]), last[2])
     report = _report(split, stats, started, first, last, bad, None, relevant=table.num_rows)
     report["least"] = least
     times = table.column(TS).to_numpy()
