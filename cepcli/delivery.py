@@ -106,9 +106,10 @@ class Delivery:
                 last.mark()
 
         def put_found(found: tuple[str, Found]) -> None:  # the columnar engine's matches, lines made at once
-            text, ends = writer.found_text(found)  # type: ignore[attr-defined]
-            if not len(ends):  # (none to write now: parquet's file is written at the end)
+            lines = writer.add_found(found)  # type: ignore[attr-defined]
+            if lines is None or not len(lines[1]):  # (none now: parquet's file is written at the end)
                 return
+            text, ends = lines
             due = last.wrote_lines(ends)  # (before the write: it may reach the file, and fail)
             write_lines_bytes(stream, text)
             if not self.batched or due:

@@ -42,7 +42,7 @@ class JsonlWriter:
     """One JSON object per line and match; in a named run (several queries) each starts
     with the ``"query"`` key, its query's name."""
 
-    takes_found = True  # ``found_text``
+    takes_found = True  # ``add_found``
 
     def __init__(
         self,
@@ -66,8 +66,8 @@ class JsonlWriter:
         self.stream.write(line)
         return encoded_size(line, self.stream)
 
-    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
-        """The lines of the columnar engine's matches (``Found``) of the named query, made
+    def add_found(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray] | None:
+        """The columnar engine's matches (``Found``) of the named query: their lines, made
         from columns (``found_lines``: ASCII, as bytes), and where each ends (bytes from the
         first), for the caller to write (``write_lines_bytes``, after noting the ends:
         ``LastMatch.wrote_lines``)."""
@@ -111,7 +111,7 @@ class CsvWriter:
         self.lines = CsvLines()
         self.stream.write(self.lines.line(self.flat.columns[self.first :]))
         # the columnar engine's matches, their lines made from columns, where the stream
-        # writes UTF-8 (``found_text``'s bytes are; where each line ends is counted in them)
+        # writes UTF-8 (``add_found``'s bytes are; where each line ends is counted in them)
         self.takes_found = writes_utf8(stream)
 
     def write(self, named: Named) -> int:
@@ -120,10 +120,10 @@ class CsvWriter:
         self.stream.write(row)
         return encoded_size(row, self.stream)
 
-    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
-        """The lines of the columnar engine's matches (``Found``) of the named query, made
+    def add_found(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray] | None:
+        """The columnar engine's matches (``Found``) of the named query: their lines, made
         from columns (``found_csv``: UTF-8), and where each ends (bytes from the first), for
-        the caller to write (``write_lines_bytes``), as ``JsonlWriter.found_text``."""
+        the caller to write (``write_lines_bytes``), as ``JsonlWriter.add_found``."""
         from cepcli.lines import found_csv
 
         query, found = named
@@ -213,24 +213,20 @@ class ParquetWriter:
         self.written = 0
         self.closed = False
 
-    takes_found = True  # ``found_text``
+    takes_found = True  # ``add_found``
 
     def write(self, named: Named) -> int:
         self.written += 1
         self.results.add(named[1], named[0] if self.named else None)
         return 0
 
-    def found_text(self, named: tuple[str, Found]) -> tuple[pa.Buffer, np.ndarray]:
+    def add_found(self, named: tuple[str, Found]) -> None:
         """The columnar engine's matches (``Found``) kept as typed data without being made
-        (``Results.add_found``): nothing to write now (the file is written whole at the
-        end), no line ends."""
-        import numpy as np
-        import pyarrow as pa
-
+        (``Results.add_found``): nothing to write now (None; the file is written whole at
+        the end)."""
         query, found = named
         self.written += len(found)  # counted first, as in write
         self.results.add_found(found, query if self.named else None)
-        return pa.py_buffer(b""), np.zeros(0, dtype=np.int64)
 
     def close(self) -> None:
         if self.closed:

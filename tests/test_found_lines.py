@@ -38,7 +38,7 @@ from tests.forms import cases, cli, write
 def _lines(fmt: str = "jsonl", **arguments: Any) -> tuple[list[str], list[str], int]:
     """One query's lines in ``fmt`` (jsonl or csv) twice, from two runs of
     ``cepcli.find(**arguments)``: each match written by the writer (``write``: from its
-    events, match by match, ``Run.matches``), and through ``Run.found`` (``found_text``:
+    events, match by match, ``Run.matches``), and through ``Run.found`` (``add_found``:
     from columns where the columnar engine ran, cut where it says each line ends); and how
     many ``Found`` batches the second had."""
     result = _find(**arguments)
@@ -58,7 +58,7 @@ def _lines(fmt: str = "jsonl", **arguments: Any) -> tuple[list[str], list[str], 
     for _, item in job.found():
         if isinstance(item, Found):
             batches += 1
-            body, ends = writer.found_text(("q", item))  # type: ignore[union-attr]
+            body, ends = writer.add_found(("q", item))  # type: ignore[union-attr]
             text = body.to_pybytes()
             assert int(ends[-1]) == len(text)
             batched += [text[a:b].decode("utf-8") for a, b in zip([0, *ends[:-1]], ends, strict=True)]
@@ -269,7 +269,7 @@ def test_matches_whose_events_were_made_before_give_the_events_lines(
             single.append(stream.getvalue())
             stream.seek(0)
             stream.truncate()
-        texts = [writer.found_text(("q", f))[0].to_pybytes().decode("utf-8") for f in made]
+        texts = [writer.add_found(("q", f))[0].to_pybytes().decode("utf-8") for f in made]
         assert "".join(texts) == "".join(single) and len(single) == 4
     each = Results(job.schema, {None: job.pattern}, result.show)
     for match in matches:
