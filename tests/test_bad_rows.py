@@ -227,3 +227,24 @@ def test_records_are_cut_at_unquoted_line_breaks_and_blank_lines_are_not_rows() 
     assert rows == [0, 1, 2]  # blank lines (only blanks) are no rows
     assert values == [(" x", "y"), ("1", "2"), ("q,\n", "3")]  # the quoted comma and line break are text
     assert [u for b in batches for u in b.unreadable] == [(3, "1 fields where 2 are expected")]
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_bytes_that_are_not_utf8_far_into_a_file_are_named_by_their_row(tmp_path: Path, compressed: bool) -> None:
+    """A byte that is not UTF-8 after megabytes of valid rows (many reads, many batches
+    taken as valid before it): the error still names its row and column, in a plain file
+    and in a gzip file alike."""
+    import gzip
+
+    rows = [f"{i},{'ABC'[i % 3]},{i}" for i in range(200_000)]
+    bad = 170_000
+    text = ("\n".join([HEADER, *rows[:bad]]) + "\n").encode() + b"170000,A,caf\xe9\n"
+    text += ("\n".join(rows[bad + 1 :]) + "\n").encode()
+    query, data = tmp_path / "q.sase", tmp_path / ("far.csv.gz" if compressed else "far.csv")
+    query.write_text(QUERY)
+    data.write_bytes(gzip.compress(text) if compressed else text)
+    result = _invoke(["run", str(query), "-i", str(data), "-q"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"cepcli: error: {data}: row {bad}: the input is not valid UTF-8 (column 'price': byte b'\\xe9')"
+    ]

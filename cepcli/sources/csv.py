@@ -162,7 +162,8 @@ class CsvReader:
                 continue
             rows, unreadable = self.ids.take(batch.num_rows)
             columns = list(batch.columns)
-            self._check_utf8(columns, rows)
+            if not self.records.utf8:  # (bytes that are not UTF-8 were read: which row?)
+                self._check_utf8(columns, rows)
             if self.records.set_apart:
                 columns, rows, unreadable = self._markers(columns, rows, unreadable)
             yield RawBatch(columns, rows, unreadable)

@@ -59,6 +59,9 @@ class RecordStream(io.RawIOBase):
         self.width: int | None = None  # fields a row has (known once the header is read)
         self.header_done = not header  # the first record is a header (over the limit: an error)
         self.failure: InputError | None = None  # a failed read, raised after the records before it
+        # every byte handed on so far is UTF-8 (each read's records are decoded anyway, in
+        # ``_replace_ragged_bytes``): the reader's columns need no check of their own
+        self.utf8 = True
         self.fd = descriptor(raw) if streaming else None  # a pipe's, to wait on (None: a decompressor)
 
     def readable(self) -> bool:
@@ -156,7 +159,7 @@ class RecordStream(io.RawIOBase):
             out.decode("utf-8")
             return out
         except UnicodeDecodeError:
-            pass
+            self.utf8 = False
         arr = np.frombuffer(out, dtype=np.uint8)
         ends = record_ends(arr, True)
         if not len(ends) or ends[-1] != len(out):
