@@ -230,7 +230,7 @@ def test_records_are_cut_at_unquoted_line_breaks_and_blank_lines_are_not_rows() 
 
 
 @pytest.mark.parametrize("compressed", [False, True])
-def test_bytes_that_are_not_utf8_far_into_a_file_are_named_by_their_row(tmp_path: Path, compressed: bool) -> None:
+def test_a_byte_not_utf8_far_into_a_file_is_named_by_its_row(tmp_path: Path, compressed: bool) -> None:
     """A byte that is not UTF-8 after megabytes of valid rows (many reads, many batches
     taken as valid before it): the error still names its row and column, in a plain file
     and in a gzip file alike."""
