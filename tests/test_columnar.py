@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -346,3 +347,39 @@ def test_explain_names_the_joins_that_may_search_by_key_or_by_range() -> None:
     assert f"by range b.x > a.x where its windows hold {bands.MIN_WINDOW}+" in state
     (third,) = [line for line in done.stdout.splitlines() if line.strip().startswith("q3 ")]
     assert "by range" not in third  # (c.x <= 3: a prefilter, no order between two variables)
+
+
+@pytest.mark.parametrize("order", [["--sort"], ["--max-delay", "50"]])
+def test_rows_put_in_time_order_keep_their_own_values(tmp_path: Path, order: list[str]) -> None:
+    """An input out of time order, put in order (``--sort``; ``--max-delay``): only the
+    columns the query reads are sorted with the rows, the others are taken for the
+    matches from where their rows came; every event of every match holds its own row's
+    values, in both."""
+    import json
+
+    from click.testing import CliRunner
+
+    from cepcli.cli import cli
+
+    rnd = random.Random(3)
+    times = list(range(400))
+    for i in range(0, 400, 8):  # shuffled within blocks of 8: late by less than 50
+        block = times[i : i + 8]
+        rnd.shuffle(block)
+        times[i : i + 8] = block
+    lines = ["type,ts,x,note,score"] + [
+        f"{'AB'[t % 2]},{t},{t % 7},n{row},{row * 3}" for row, t in enumerate(times)
+    ]
+    data, query = tmp_path / "late.csv", tmp_path / "q.sase"
+    data.write_text("\n".join(lines) + "\n")
+    query.write_text("PATTERN SEQ(A a, B b) WHERE a.x < b.x WITHIN 3")
+    options = ["--type-col", "type", "--time-col", "ts", *order, "--format", "jsonl", "-q"]
+    result = CliRunner().invoke(cli, ["run", str(query), "-i", str(data), *options])
+    assert result.exit_code == 0, result.output
+    matches = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(matches) > 50
+    for match in matches:
+        for event in match.values():
+            row = event["_row"]
+            assert (event["ts"], event["note"], event["score"]) == (times[row], f"n{row}", row * 3)
+            assert event["x"] == times[row] % 7

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import IO
 
 import numpy as np
@@ -440,7 +440,8 @@ class Source:
         except InputError as err:
             error = err
         started = time.perf_counter()
-        data = _columns_of(parts, schema.columns, not in_order, away, fetch)  # (--max-delay: sorted)
+        read = self._read(prefilter, typed)
+        data = _columns_of(parts, schema.columns, not in_order, away, fetch, read)  # (--max-delay: sorted)
         data.until = reached if error is not None else None
         stats.input_seconds += time.perf_counter() - started
         return data, error
@@ -453,9 +454,19 @@ class Source:
         if not isinstance(self.reader, Projecting) or not in_order:
             return [], None
         schema = self.schema()
-        used = {schema.type_col, schema.time_col, *typed, *prefilter.columns}
-        away = [schema.index(c) for c in self.reader.project(used)]
+        away = [schema.index(c) for c in self.reader.project(self._used(prefilter, typed))]
         return away, (self.reader.fetch if away else None)
+
+    def _used(self, prefilter: Prefilter, typed: frozenset[str]) -> frozenset[str]:
+        """The columns a run reads beyond its matches' rows: the type and time columns and
+        those its conditions read."""
+        schema = self.schema()
+        return frozenset({schema.type_col, schema.time_col, *typed, *prefilter.columns})
+
+    def _read(self, prefilter: Prefilter, typed: frozenset[str]) -> frozenset[int]:
+        """``_used``, as positions of the schema's columns."""
+        schema = self.schema()
+        return frozenset(schema.index(c) for c in self._used(prefilter, typed))
 
     def steps(
         self,
@@ -485,6 +496,7 @@ class Source:
         schema = self.schema()
         delayed = self.options.max_delay is not None
         away, fetch = self._projected(prefilter, typed, not delayed)
+        read = self._read(prefilter, typed)
         tail: list[tuple[TypedBatch, np.ndarray]] = []
         new: list[tuple[TypedBatch, np.ndarray]] = []
         held: list[tuple[TypedBatch, np.ndarray]] = []  # --max-delay: rows a row to come may precede
@@ -501,7 +513,8 @@ class Source:
 
         def step(now: int | None, until: int | None = None) -> tuple[Columns, Increment]:
             started = time.perf_counter()
-            data = _columns_of(tail + new, schema.columns, delayed, away, fetch)  # (--max-delay: sorted)
+            # (with --max-delay, its rows put in time order)
+            data = _columns_of(tail + new, schema.columns, delayed, away, fetch, read)
             data.until = until
             stats.input_seconds += time.perf_counter() - started
             return data, Increment(tail_rows, before, now)
@@ -576,9 +589,13 @@ def _columns_of(
     sort: bool,
     away: Sequence[int] = (),
     fetch: Callable[[np.ndarray], list[pa.Array]] | None = None,
+    read: Collection[int] | None = None,
 ) -> Columns:
     """The relevant rows of the pieces, joined (sorted by time, stably, with ``sort``); the
-    columns at ``away`` were not read: ``fetch`` reads them for the events made."""
+    columns at ``away`` were not read: ``fetch`` reads them for the events made. Sorted,
+    only the columns at ``read`` (None: all; the ones an engine reads) are put in order;
+    the others are nulls there, and ``values`` takes the rows it is asked for from them as
+    they came (the matches' rows, not every relevant row, are taken)."""
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return Columns(empty, empty, empty, [pa.nulls(0) for _ in names], lambda at: [])
@@ -588,16 +605,28 @@ def _columns_of(
     columns = [_one(_joined([b.columns[i] for b, _ in parts])) for i in range(len(names))]
     types = _joined([b.types for b, _ in parts])
     decimals, pending = parts[0][0].decimals, parts[0][0].pending
+    came: list[pa.Array | pa.ChunkedArray] = []  # (sorted: the columns left as they came)
+    order = np.zeros(0, dtype=np.int64)
     if sort:
         order = np.lexsort((rows, ts))
         if not (order == np.arange(len(order))).all():
             at = arrow(order)
             rows, ts, masks = rows[order], ts[order], masks[order]
-            columns, types = [c.take(at) for c in columns], types.take(at)
+            came = columns
+            columns = [
+                c.take(at) if read is None or i in read else pa.nulls(len(c), c.type)
+                for i, c in enumerate(columns)
+            ]
+            types = types.take(at)
+    moved = [i for i in range(len(columns)) if came and read is not None and i not in read]
 
     def values(positions: np.ndarray) -> list[pa.Array]:
         at = arrow(positions.astype(np.int64, copy=False))
         taken = [c.take(at) for c in columns]
+        if moved and len(positions):
+            where = arrow(order[positions])
+            for i in moved:
+                taken[i] = came[i].take(where)
         if fetch is not None and len(positions):
             for i, fetched in zip(away, fetch(rows[positions]), strict=True):
                 taken[i] = fetched
