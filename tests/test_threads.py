@@ -66,3 +66,50 @@ def test_one_thread_starts_none_of_its_own_and_finds_the_same(
     assert pa.cpu_count() == 1
     pa.set_cpu_count(2)
     pa.set_io_thread_count(8)
+
+
+def test_a_large_samples_kinds_are_read_side_by_side_and_come_out_as_one_by_one(
+    tmp_path: Path, started: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CSV sample of many rows has its columns' kinds read on the run's threads (a
+    thread of its own starts), each column the kind it has alone; on one core, none."""
+    n = 5000
+    lines = ["type,ts,i,f,b,t,s"] + [
+        f"{'AB'[k % 2]},{k},{k},{k / 4},{'true' if k % 3 else 'false'},2024-01-01T00:00:{k % 60:02d},w{k % 9}"
+        for k in range(n)
+    ]
+    data = tmp_path / "wide.csv"
+    data.write_text("\n".join(lines) + "\n")
+    query = "PATTERN SEQ(A a, B b) WHERE a.i < b.i WITHIN 1"
+
+    def kinds() -> dict[str, pa.DataType]:
+        found = cepcli.find(query, str(data), type_col="type", time_col="ts").to_arrow()
+        event = found.schema.field("a").type
+        return {event.field(k).name: event.field(k).type for k in range(event.num_fields)}
+
+    ahead.threads.cache_clear()
+    every_core = kinds()
+    assert "cepcli-spread" in started
+    started.clear()
+    monkeypatch.setenv("CEPCLI_THREADS", "1")
+    ahead.threads.cache_clear()
+    assert kinds() == every_core and "cepcli-spread" not in started
+    assert [every_core[c] for c in "ifbs"] == [pa.int64(), pa.float64(), pa.bool_(), pa.string()]
+    assert pa.types.is_timestamp(every_core["t"])
+    pa.set_cpu_count(2)
+    pa.set_io_thread_count(8)
+
+
+def test_spread_keeps_the_order_and_raises_the_first_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CEPCLI_THREADS", "2")
+    ahead.threads.cache_clear()
+    assert ahead.spread(lambda i: i * i, list(range(50))) == [i * i for i in range(50)]
+
+    def fails(i: int) -> int:
+        if i == 7:
+            raise ValueError("seven")
+        return i
+
+    with pytest.raises(ValueError, match="seven"):
+        ahead.spread(fails, list(range(20)))
+    ahead.threads.cache_clear()

@@ -26,6 +26,7 @@ from cepcli.events import Event, Kind, Schema
 from cepcli.notes import Notes
 from cepcli.runtime.columnar import Columns, Increment, one_array
 from cepcli.runtime.stats import Stats
+from cepcli.sources.ahead import spread
 from cepcli.sources.batches import Projecting, RawBatch, Reader
 from cepcli.sources.frame import index_hint
 from cepcli.sources.kinds import SAMPLE_ROWS, infer_kind, kind_of_type
@@ -38,6 +39,7 @@ from cepcli.sources.typed import TypedBatch, Typing, time_shown, type_batch
 
 STEP_ROWS = 1 << 16  # a file's new relevant rows in a step of an incremental evaluation, at least
 STEP_QUERIES = 8  # ... times the queries over each step, up to this many (BENCHMARKS.md, "Many queries")
+SPREAD_ROWS = 4_096  # a sample of at least this many rows has its columns' kinds read side by side
 STEP_SECONDS = 0.25  # a pipe's rows read while more were waiting, evaluated this often at least
 _INT64_MIN = -(1 << 63)
 ROW_ID = "_row"  # the key a match's event gives its row id (jsonl), and csv's ``v._row``
@@ -152,14 +154,21 @@ class Source:
         markers = pa.array([n for n in self.nulls if n], pa.string())
         by_values: frozenset[str] = getattr(reader, "text_columns", frozenset())  # typed: mixed columns
         declared = getattr(reader, "schema", None)
+        inferred = [  # (text whose kind its values say: the columns side by side)
+            i
+            for i, name in enumerate(columns)
+            if name not in given and name != options.type_col and (reader.text or name in by_values)
+        ]
+        each = spread if have >= SPREAD_ROWS else _one_by_one
+        told = dict(zip(inferred, each(lambda i: infer_kind(sample[i], nulls), inferred), strict=True))
         kinds = []
-        for name, values in zip(columns, sample, strict=True):
+        for i, (name, values) in enumerate(zip(columns, sample, strict=True)):
             if name in given:
                 kinds.append(given[name])
             elif name == options.type_col:
                 kinds.append(Kind.STR)
-            elif reader.text or name in by_values:
-                kinds.append(infer_kind(values, nulls))
+            elif i in told:
+                kinds.append(told[i])
             elif name in getattr(reader, "decimal_columns", ()):  # (Decimal objects: see FrameReader)
                 kinds.append(Kind.DECIMAL)
             else:  # the reader's types (JSON lines: its sample's)
@@ -581,6 +590,10 @@ class Source:
 
     def close(self) -> None:
         self.reader.close()
+
+
+def _one_by_one(work: Callable[[int], Kind], items: list[int]) -> list[Kind]:
+    return [work(item) for item in items]
 
 
 def _columns_of(
