@@ -248,3 +248,42 @@ def test_a_byte_not_utf8_far_into_a_file_is_named_by_its_row(tmp_path: Path, com
     assert result.stderr.strip().splitlines() == [
         f"cepcli: error: {data}: row {bad}: the input is not valid UTF-8 (column 'price': byte b'\\xe9')"
     ]
+
+
+def test_bad_rows_in_blocks_parsed_ahead_keep_their_row_ids(tmp_path: Path) -> None:
+    """A file parsed a few blocks ahead of its rows (small blocks: ``--max-row-bytes``):
+    rows of the wrong width and blank lines in many blocks are set apart with the ids they
+    have in the file, and the matches are those of the file without them, as row by row."""
+    import random
+
+    rnd = random.Random(5)
+    lines: list[str] = []
+    kept: list[int] = []  # the file's row id of each row of the cleaned file
+    bad: list[int] = []
+    row = 0
+    for t in range(3000):
+        if rnd.random() < 0.02:
+            lines.append(f"{t},A,1,extra")  # a bad row (4 fields): it has a row id
+            bad.append(row)
+            row += 1
+        elif rnd.random() < 0.02:
+            lines.append("")  # a blank line: no row at all
+        else:
+            lines.append(f"{t},{rnd.choice('ABCX')},{rnd.randrange(9)}")
+            kept.append(row)
+            row += 1
+    stats = tmp_path / "stats.json"
+    query, data = tmp_path / "q.sase", tmp_path / "in.csv"
+    query.write_text(QUERY)
+    data.write_text(_csv(lines))
+    small = ["--max-row-bytes", "2048", "--on-bad-row", "skip", "--stats-json", str(stats)]
+    result = _invoke(["run", str(query), "-i", str(data), "--format", "jsonl", "-q", *small])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(stats.read_text())["bad_rows"] == len(bad) > 20
+    first = f"row {bad[0]}: 4 fields where 3 are expected"
+    assert result.stderr.strip().splitlines() == [f"warning: skipped {len(bad)} bad rows (first: {first})"]
+    clean_lines = [line for line in lines if line and not line.endswith(",extra")]
+    clean = _run(tmp_path, clean_lines, "-q", name="clean.csv")
+    assert clean.exit_code == 0, clean.stderr
+    expected = _matches(clean.stdout, kept)
+    assert _matches(result.stdout) == expected and len(expected) > 100

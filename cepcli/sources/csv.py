@@ -3,7 +3,9 @@
 pyarrow does the reading: quotes (RFC 4180, line breaks inside quoted fields), fields,
 and the rows with a wrong number of fields (its ``invalid_row_handler`` numbers them, so
 they become bad rows with the row ids of the file). A file is read by its streaming
-reader (``open_csv``); a pipe chunk by chunk, each chunk read whole on its own, because
+reader (``open_csv``), a thread of its own parsing a few blocks ahead of the rows taken
+(the rows it sets apart are handed to the numbering by the thread that takes the rows);
+a pipe chunk by chunk, each chunk read whole on its own, because
 the streaming reader looks one block ahead, which from a pipe would hold every row until
 the next one arrives. (Not with ``read_csv``: pyarrow's handling of Ctrl-C around it
 lets a signal go now and then, and a run would go on after it.) A chunk is handed to
@@ -19,11 +21,12 @@ rows over the size limit, which pyarrow cannot skip. Blank lines are not rows.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Generator, Iterator
 from typing import IO
 
 import numpy as np
@@ -32,10 +35,13 @@ import pyarrow.csv as pacsv
 
 from cepcli.arrays import arrow
 from cepcli.errors import InputError, flag
+from cepcli.sources.ahead import read_ahead
 from cepcli.sources.batches import RawBatch, RowIds
 from cepcli.sources.options import InputOptions, check_width
 from cepcli.sources.raw import RawInput, arrow_owned
 from cepcli.sources.records import MARKER, RecordStream
+
+PARSED_AHEAD = 2  # a file's blocks parsed ahead of the rows taken, at most
 
 
 class CsvReader:
@@ -56,6 +62,9 @@ class CsvReader:
         self.offset = (2 if header else 1) - first  # pyarrow numbers the first data row 2 after a header
         self.set_apart = 0  # rows the handler set apart (in the chunk being read, on a pipe)
         self.ids = RowIds(first)
+        # the rows the handler set apart (position, why; "" for a blank line), handed to
+        # ``ids`` by the thread that takes the rows (pyarrow may parse ahead on another)
+        self.met: deque[tuple[int, str]] = deque()
         names = self._header() if header else list(options.columns or ())
         self.columns = tuple(names)
         self.records.width = len(names)
@@ -117,15 +126,15 @@ class CsvReader:
         assert row.number is not None, "pyarrow numbers rows when it reads without threads"
         self.set_apart += 1
         if not text.strip(" \t\r\n"):
-            self.ids.blank(row.number - self.offset)
+            self.met.append((row.number - self.offset, ""))
             return "skip"
         why = self.records.marker_message(text) or (
             f"{row.actual_columns} fields where {row.expected_columns} are expected"
         )
-        self.ids.unreadable(row.number - self.offset, why)
+        self.met.append((row.number - self.offset, why))
         return "skip"
 
-    def _read(self) -> Iterator[pa.RecordBatch]:
+    def _read(self) -> Generator[pa.RecordBatch, None, None]:
         """The batches pyarrow reads: from a file, its streaming reader; from a pipe, each
         chunk of whole records on its own, as soon as it is read."""
         limit = self.records.limit
@@ -157,21 +166,37 @@ class CsvReader:
         return self.streaming and (self._queued > 0 or self.records.ready())
 
     def batches(self) -> Iterator[RawBatch]:
-        for batch in self._read():
-            if not batch.num_rows:
-                continue
-            rows, unreadable = self.ids.take(batch.num_rows)
-            columns = list(batch.columns)
-            if not self.records.utf8:  # (bytes that are not UTF-8 were read: which row?)
-                self._check_utf8(columns, rows)
-            if self.records.set_apart:
-                columns, rows, unreadable = self._markers(columns, rows, unreadable)
-            yield RawBatch(columns, rows, unreadable)
+        """The batches with their rows' ids. A file's blocks are parsed by a thread of
+        their own a few blocks ahead (pyarrow parses without the GIL: parsing and typing
+        overlap on two cores); a pipe's chunks as they come."""
+        parsed = self._read() if self.reader is None else read_ahead(self._read, PARSED_AHEAD, "cepcli-csv")
+        with contextlib.closing(parsed):  # (its thread stops)
+            for batch in parsed:
+                if not batch.num_rows:
+                    continue
+                self._set_apart()  # (every row before the batch's end is met: parsed)
+                rows, unreadable = self.ids.take(batch.num_rows)
+                columns = list(batch.columns)
+                if not self.records.utf8:  # (bytes that are not UTF-8 were read: which row?)
+                    self._check_utf8(columns, rows)
+                if self.records.set_apart:
+                    columns, rows, unreadable = self._markers(columns, rows, unreadable)
+                yield RawBatch(columns, rows, unreadable)
+        self._set_apart()
         rest = self.ids.rest()
         if rest:
             yield RawBatch([pa.array([], pa.string()) for _ in self.columns], np.zeros(0, np.int64), rest)
         if self.records.failure is not None:
             raise self.records.failure
+
+    def _set_apart(self) -> None:
+        """The rows the handler met so far, set apart from the numbering (``RowIds``)."""
+        while self.met:
+            position, why = self.met.popleft()
+            if why:
+                self.ids.unreadable(position, why)
+            else:
+                self.ids.blank(position)
 
     def _check_utf8(self, columns: list[pa.Array], rows: np.ndarray) -> None:
         """Bytes that are not UTF-8 are an error of the file, naming the row."""
