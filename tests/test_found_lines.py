@@ -235,10 +235,7 @@ def test_several_queries_lines_say_their_query_as_the_events_lines_do(
     kinds_csv: Path, tmp_path: Path
 ) -> None:
     queries = {"first": QUERY, "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s"}
-    out = tmp_path / "out.jsonl"
-    rules = _rules(tmp_path, queries)
-    done = cli(["run", str(rules), "-i", str(kinds_csv), "--format", "jsonl", "-q", "-o", str(out)])
-    assert done.returncode == 0, done.stderr
+    out = _named_run(tmp_path, queries, kinds_csv, "jsonl")
     result = cepcli.find(queries, kinds_csv)
     assert isinstance(result, ManyMatches)
     want = []
@@ -290,10 +287,7 @@ def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp
         "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
         "third": "PATTERN SEQ(A e, B+ f[]) WHERE skip_till_next_match WITHIN 5 s",
     }
-    rules = _rules(tmp_path, queries)
-    out = tmp_path / "out.parquet"
-    done = cli(["run", str(rules), "-i", str(kinds_csv), "--format", "parquet", "-q", "-o", str(out)])
-    assert done.returncode == 0, done.stderr
+    out = _named_run(tmp_path, queries, kinds_csv, "parquet")
     result = cepcli.find(queries, kinds_csv)
     assert isinstance(result, ManyMatches)
     each = Results(result.schema, dict(result.patterns))  # (match by match)
@@ -306,13 +300,17 @@ def test_several_queries_parquet_is_the_table_of_the_events(kinds_csv: Path, tmp
     assert cepcli.find(queries, kinds_csv).to_arrow().equals(want)  # (the API's, from columns too)
 
 
-def _rules(where: Path, queries: dict[str, str]) -> Path:
-    """A directory of the queries, a ``.sase`` file each, named by its query."""
+def _named_run(where: Path, queries: dict[str, str], data: Path, fmt: str, *extra: str) -> Path:
+    """``cepcli run`` of a directory of the queries (a ``.sase`` file each, named by its
+    query) over ``data`` in format ``fmt``: the file it wrote."""
     rules = where / "rules"
     rules.mkdir()
     for name, query in queries.items():
         (rules / f"{name}.sase").write_text(query + "\n")
-    return rules
+    out = where / f"out.{fmt}"
+    done = cli(["run", str(rules), "-i", str(data), *extra, "--format", fmt, "-q", "-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    return out
 
 
 def _written(table: pa.Table, path: Path) -> Path:
@@ -340,12 +338,7 @@ def test_several_queries_csv_rows_say_their_query_as_the_events_rows_do(tmp_path
         "second": "PATTERN OR(SEQ(A a, B b), SEQ(B c, A d)) WITHIN 2 s",
         "third": "PATTERN SEQ(A a, B+ b[]) WHERE skip_till_next_match WITHIN 5 s",
     }
-    rules = _rules(tmp_path, queries)
-    out = tmp_path / "out.csv"
-    done = cli(
-        ["run", str(rules), "-i", str(data), "--time-unit", "s", "--format", "csv", "-q", "-o", str(out)]
-    )
-    assert done.returncode == 0, done.stderr
+    out = _named_run(tmp_path, queries, data, "csv", "--time-unit", "s")
     result = cepcli.find(queries, data, time_unit="s")
     assert isinstance(result, ManyMatches)
     flat = ManyFlat(result.schema, dict(result.patterns))
