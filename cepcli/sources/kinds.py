@@ -164,24 +164,23 @@ def kind_by_shapes(present: pa.Array) -> Kind:
     sample of carriers, airports or hours holds some hundreds among 65,536."""
     counted = pc.value_counts(present)
     values = counted.field("values")
-    counts = np.asarray(counted.field("counts").to_numpy(zero_copy_only=False))
+    counts: np.ndarray = np.asarray(counted.field("counts").to_numpy(zero_copy_only=False))
     half = len(present) / 2
 
-    def how_many(where: pa.Array) -> int:
-        return int(counts[np.asarray(where.to_numpy(zero_copy_only=False), dtype=bool)].sum())
+    def counted_at(where: pa.Array) -> np.ndarray:  # (the counts of the values where it holds)
+        at: np.ndarray = counts[np.asarray(where.to_numpy(zero_copy_only=False), dtype=bool)]
+        return at
 
     numbers = pc.match_substring_regex(values, FLOAT_SHAPE)
-    if how_many(numbers) > half:
+    if counted_at(numbers).sum() > half:
         return Kind.INT if fits(values.filter(numbers), Kind.INT) else Kind.FLOAT
-    if how_many(pc.is_in(pc.utf8_lower(values), value_set=_BOOL_WORDS)) > half:
+    if counted_at(pc.is_in(pc.utf8_lower(values), value_set=_BOOL_WORDS)).sum() > half:
         return Kind.BOOL
     shaped = pc.match_substring_regex(values, ISO_SHAPE)
-    dates = how_many(shaped)
-    if dates > half:  # a date-time that does not read (finer than a nanosecond) is a bad value
-        unread = counts[np.asarray(shaped.to_numpy(zero_copy_only=False), dtype=bool)][
-            _unreadable_times(values.filter(shaped))
-        ]
-        if dates - int(unread.sum()) > half:
+    dates = counted_at(shaped)
+    if dates.sum() > half:  # a date-time that does not read (finer than a nanosecond) is a bad value
+        unread = dates[_unreadable_times(values.filter(shaped))]
+        if dates.sum() - unread.sum() > half:
             return Kind.TIME
     return Kind.STR
 

@@ -159,8 +159,12 @@ class Source:
             for i, name in enumerate(columns)
             if name not in given and name != options.type_col and (reader.text or name in by_values)
         ]
-        each = spread if have >= SPREAD_ROWS else _one_by_one
-        told = dict(zip(inferred, each(lambda i: infer_kind(sample[i], nulls), inferred), strict=True))
+
+        def infer(i: int) -> Kind:
+            return infer_kind(sample[i], nulls)
+
+        said = spread(infer, inferred) if have >= SPREAD_ROWS else [infer(i) for i in inferred]
+        told = dict(zip(inferred, said, strict=True))
         kinds = []
         for i, (name, values) in enumerate(zip(columns, sample, strict=True)):
             if name in given:
@@ -590,10 +594,6 @@ class Source:
 
     def close(self) -> None:
         self.reader.close()
-
-
-def _one_by_one(work: Callable[[int], Kind], items: list[int]) -> list[Kind]:
-    return [work(item) for item in items]
 
 
 def _columns_of(
